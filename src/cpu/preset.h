@@ -1,0 +1,97 @@
+/* CPU presets: the hardware figures of one processor model, read from
+ * presets/NAME.ini with GKeyFile (src/cpu/preset.c). Every figure in the
+ * .ini files carries its source in a comment beside it, or says it is an
+ * estimate and why. The struct is public because the TLB hierarchy, the
+ * cache model and the core all read it at setup time (never on the hot
+ * path). */
+#ifndef VMSPLIT_CPU_PRESET_H
+#define VMSPLIT_CPU_PRESET_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PRESET_ERROR (preset_error_quark())
+GQuark preset_error_quark(void);
+typedef enum {
+    PRESET_ERROR_NOT_FOUND,
+    PRESET_ERROR_PARSE,
+    PRESET_ERROR_INVALID,
+} PresetError;
+
+/* Page sizes a TLB array holds (bit set). */
+#define PRESET_PG_4K (1u << 0)
+#define PRESET_PG_2M (1u << 1)
+#define PRESET_PG_4M (1u << 2)
+
+typedef struct {
+    unsigned entries;            /* 0: the array does not exist */
+    unsigned ways;               /* ways == entries: fully associative */
+    unsigned page_sizes;         /* PRESET_PG_* mask */
+    unsigned hit_latency;        /* extra cycles on a hit (second-level arrays) */
+} TlbGeom;
+
+typedef struct {
+    unsigned size;               /* bytes; 0: the level does not exist */
+    unsigned ways;
+    unsigned line;               /* bytes */
+    unsigned latency;            /* load-to-use cycles on a hit at this level */
+} CacheGeom;
+
+/* Cycle costs charged by the core (src/cpu). */
+typedef struct {
+    unsigned alu;                /* simple integer op, register operands */
+    unsigned mul, div;
+    unsigned branch;             /* taken jump / call / ret */
+    unsigned string_iter;        /* one iteration of a REP string op */
+    unsigned mov_cr3;            /* MOV to CR3, excluding the PDPTE loads */
+    unsigned mov_cr_other;       /* MOV to CR0/CR4 */
+    unsigned invlpg;
+    unsigned int_gate;           /* INT n / exception delivery through a gate */
+    unsigned iret;
+    unsigned sysenter, sysexit;
+    unsigned serializing;        /* CPUID, WRMSR, LGDT/LIDT/LTR */
+    unsigned io;                 /* IN/OUT */
+    unsigned page_walk_base;     /* walker overhead besides its memory references */
+} CpuCosts;
+
+typedef struct Preset {
+    char *name;                  /* "p4-northwood" */
+    char *description;
+    char *path;                  /* file it was read from */
+    double clock_mhz;
+
+    /* CPUID features. */
+    bool pae, pge, pse, sep, nx, pcid;
+
+    /* TLB hierarchy (src/tlb). A *_large array with entries == 0 means
+     * large pages share the 4 KiB array when its page_sizes includes them. */
+    TlbGeom itlb_4k, itlb_large, dtlb_4k, dtlb_large;
+    TlbGeom stlb;                /* unified second level; entries == 0: none */
+    unsigned pde_cache_entries;  /* paging-structure cache; 0: none */
+    char *tlb_policy;            /* "lru", "plru", "fifo", "random" */
+
+    /* Caches (src/mmu/cache.c), physical addresses. */
+    CacheGeom l1d, l2, l3;
+    unsigned mem_latency;        /* cycles behind the last level */
+    /* How MOV CR3 reads the four PDPTEs: uncached (true: each read costs
+     * mem_latency) or through the caches. SDM: model-specific. */
+    bool pdpte_load_uncached;
+
+    CpuCosts cost;
+} Preset;
+
+/* Load a preset by name (looked up in the source tree's presets/, then the
+ * installed data dir) or by path (anything containing '/' or ending .ini).
+ * Strict: unknown keys, missing keys, bad geometry are errors naming the
+ * file and the key. */
+Preset *preset_load(const char *name_or_path, GError **err);
+void preset_free(Preset *p);
+
+/* Names of the bundled presets, sorted; free with g_strfreev. */
+char **preset_list(void);
+
+/* The directory the bundled presets are read from. */
+const char *preset_dir(void);
+
+#endif

@@ -1,0 +1,48 @@
+/* vmsplit: the command-line front end. It only dispatches to one file per
+ * subcommand (src/cli/commands/cmd_*.c); everything they do is a library
+ * call, reachable from the tests. */
+#include "config.h"
+#include "cli/commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const VmsCommand vms_commands[] = {
+    /* name, function, one-line summary */
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: vmsplit COMMAND [OPTIONS] [ARGS]\n\n"
+            "vmsplit %s: a cycle-level simulator of the i686 PAE MMU and TLB that\n"
+            "measures what separate kernel and user page tables cost (3G/1G, 4G/4G, KPTI).\n\n"
+            "Commands:\n",
+            VMSPLIT_VERSION);
+    for (const VmsCommand *c = vms_commands; c->name; c++)
+        fprintf(out, "  %-14s %s\n", c->name, c->summary);
+    fprintf(out, "\n'vmsplit COMMAND --help' shows a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("vmsplit %s\n", VMSPLIT_VERSION);
+        return 0;
+    }
+    for (const VmsCommand *c = vms_commands; c->name; c++)
+        if (!strcmp(argv[1], c->name))
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "vmsplit: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,196 @@
+/* PAE page walker. See pae.h for the model and the SDM sections. */
+#include "mmu/pae.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4])
+{
+    uint64_t base = cr3 & PAE_CR3_PDPT_MASK;
+    uint64_t e[PAE_PTRS_PER_PDPT];
+    for (int i = 0; i < PAE_PTRS_PER_PDPT; i++) {
+        e[i] = physmem_read64(pm, base + 8 * (uint64_t)i);
+        if (refs)
+            refs[i] = (PaeRef){ .paddr = base + 8 * (uint64_t)i, .write = false };
+        /* §4.4.1: a present PDPTE with a reserved bit set makes the MOV
+         * to CR3 fault with #GP(0); nothing is loaded. */
+        if ((e[i] & PAE_P) && (e[i] & PAE_RSVD_PDPTE))
+            return false;
+    }
+    regs->cr3 = cr3;
+    memcpy(regs->pdpte, e, sizeof e);
+    return true;
+}
+
+/* §4.6: access rights on the rights combined over the levels (a page is
+ * writable only if R/W is set at every level, user-accessible only if U/S
+ * is set at every level, and execute-disabled if XD is set at any level). */
+uint32_t pae_check_rights(bool rw, bool us, bool nx, Access access, int cpl,
+                          bool wp, bool nxe)
+{
+    bool user = cpl == 3;
+    bool ok;
+    if (user && !us)
+        ok = false;
+    else if (access == ACCESS_WRITE)
+        ok = rw || (!user && !wp);
+    else if (access == ACCESS_EXEC)
+        ok = !(nxe && nx);
+    else
+        ok = true;
+    if (ok)
+        return 0;
+    uint32_t ec = PF_ERR_P;
+    if (access == ACCESS_WRITE)
+        ec |= PF_ERR_W;
+    if (user)
+        ec |= PF_ERR_U;
+    if (access == ACCESS_EXEC && nxe)
+        ec |= PF_ERR_ID;
+    return ec;
+}
+
+static inline uint32_t fault_bits(Access access, int cpl, bool nxe)
+{
+    uint32_t ec = 0;
+    if (access == ACCESS_WRITE)
+        ec |= PF_ERR_W;
+    if (cpl == 3)
+        ec |= PF_ERR_U;
+    if (access == ACCESS_EXEC && nxe)
+        ec |= PF_ERR_ID;
+    return ec;
+}
+
+static inline bool page_fault(PaeWalk *out, uint32_t lin, uint32_t ec)
+{
+    out->fault = true;
+    out->vector = VEC_PF;
+    out->error_code = ec;
+    out->cr2 = lin;
+    return false;
+}
+
+/* Reserved bits of a present PDE or PTE (§4.4.2, Tables 4-9..4-11):
+ * 62:36 always, 63 unless EFER.NXE, and 20:13 of a 2 MiB PDE. */
+static inline bool entry_reserved(uint64_t e, bool nxe, bool large)
+{
+    uint64_t rsvd = PAE_RSVD_HIGH | (nxe ? 0 : PAE_XD) | (large ? PAE_RSVD_PDE2M : 0);
+    return (e & rsvd) != 0;
+}
+
+static inline void add_ref(PaeWalk *out, uint64_t paddr, bool write)
+{
+    out->refs[out->nrefs++] = (PaeRef){ .paddr = paddr, .write = write };
+}
+
+bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
+              int cpl, PaeWalk *out)
+{
+    out->fault = false;
+    out->nrefs = 0;
+    uint32_t ec = fault_bits(access, cpl, regs->nxe);
+
+    /* Level 3: the PDPTE register (no memory reference, no A/D bits). */
+    unsigned i3 = lin >> PAE_PDPTE_SHIFT;
+    uint64_t pdpte = regs->pdpte[i3];
+    out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
+                                 .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
+                                 .before = pdpte, .after = pdpte,
+                                 .from_register = true };
+    out->nlevels = 1;
+    if (!(pdpte & PAE_P))
+        return page_fault(out, lin, ec);
+    /* Reserved PDPTE bits were refused at the CR3 load (#GP). */
+
+    /* Level 2: the PDE. */
+    uint64_t pde_pa = (pdpte & PAE_ADDR_4K) + 8u * ((lin >> PAE_PDE_SHIFT) & 511);
+    uint64_t pde = physmem_read64(pm, pde_pa);
+    add_ref(out, pde_pa, false);
+    out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
+                                 .before = pde, .after = pde };
+    out->nlevels = 2;
+    if (!(pde & PAE_P))
+        return page_fault(out, lin, ec);
+    bool large = (pde & PAE_PS) != 0;
+    if (entry_reserved(pde, regs->nxe, large))
+        return page_fault(out, lin, ec | PF_ERR_P | PF_ERR_RSVD);
+
+    uint64_t leaf = pde, leaf_pa = pde_pa;
+    bool rw = pde & PAE_RW, us = pde & PAE_US, nx = pde & PAE_XD;
+    if (large) {
+        out->frame = pde & PAE_ADDR_2M;
+        out->page_size = PAE_PAGE_2M;
+    } else {
+        /* Level 1: the PTE. */
+        uint64_t pte_pa = (pde & PAE_ADDR_4K) + 8u * ((lin >> 12) & 511);
+        uint64_t pte = physmem_read64(pm, pte_pa);
+        add_ref(out, pte_pa, false);
+        out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
+                                     .before = pte, .after = pte };
+        out->nlevels = 3;
+        if (!(pte & PAE_P))
+            return page_fault(out, lin, ec);
+        if (entry_reserved(pte, regs->nxe, false))
+            return page_fault(out, lin, ec | PF_ERR_P | PF_ERR_RSVD);
+        rw = rw && (pte & PAE_RW);
+        us = us && (pte & PAE_US);
+        nx = nx || (pte & PAE_XD);
+        leaf = pte;
+        leaf_pa = pte_pa;
+        out->frame = pte & PAE_ADDR_4K;
+        out->page_size = PAE_PAGE_4K;
+    }
+
+    uint32_t bad = pae_check_rights(rw, us, nx, access, cpl, regs->wp, regs->nxe);
+    if (bad)
+        return page_fault(out, lin, bad);
+
+    /* §4.8: set A in every PDE/PTE used, D in the leaf on a write. Each
+     * change is a locked write the caller times. */
+    if (!(pde & PAE_A) && !large) {
+        pde |= PAE_A;
+        physmem_write64(pm, pde_pa, pde);
+        add_ref(out, pde_pa, true);
+        out->levels[1].after = pde;
+    }
+    uint64_t nleaf = leaf | PAE_A | (access == ACCESS_WRITE ? PAE_D : 0);
+    if (nleaf != leaf) {
+        physmem_write64(pm, leaf_pa, nleaf);
+        add_ref(out, leaf_pa, true);
+        out->levels[out->nlevels - 1].after = nleaf;
+    }
+
+    out->rw = rw;
+    out->us = us;
+    out->nx = regs->nxe && nx;
+    out->global = (nleaf & PAE_G) != 0;
+    out->dirty = (nleaf & PAE_D) != 0;
+    out->paddr = out->frame | (lin & (out->page_size - 1));
+    return true;
+}
+
+const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t len)
+{
+    static const struct { uint64_t bit; const char *name; bool pdpte_ok; } bits[] = {
+        { PAE_P, "P", true },     { PAE_RW, "RW", false }, { PAE_US, "US", false },
+        { PAE_PWT, "PWT", true }, { PAE_PCD, "PCD", true }, { PAE_A, "A", false },
+        { PAE_D, "D", false },    { PAE_PS, "PS", false },  { PAE_G, "G", false },
+        { PAE_XD, "XD", false },
+    };
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        if (!(e & bits[i].bit) || (level == PAE_LEVEL_PDPTE && !bits[i].pdpte_ok))
+            continue;
+        const char *name = bits[i].name;
+        if (bits[i].bit == PAE_PS && level == PAE_LEVEL_PTE)
+            name = "PAT";
+        n += snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? " " : "", name);
+    }
+    bool large = level == PAE_LEVEL_PDE && (e & PAE_PS);
+    uint64_t addr = e & (large ? PAE_ADDR_2M : PAE_ADDR_4K);
+    snprintf(buf + n, n < len ? len - n : 0, "%saddr=0x%09llx", n ? " " : "",
+             (unsigned long long)addr);
+    return buf;
+}

@@ -1,0 +1,49 @@
+/* Physical memory: sparse, 36-bit (64 GiB), 4 KiB frames allocated on the
+ * first write. Reads of a frame never written return zero, so a 64 GiB
+ * machine costs only the frames the model writes (page tables, stubs,
+ * descriptor tables, stacks).
+ *
+ * Addresses are 64-bit host integers; only bits 35:0 are physical address
+ * bits (MAXPHYADDR = 36 on the PAE parts vmsplit models, Intel SDM Vol. 3A
+ * §4.1.4). Callers pass addresses below PHYS_ADDR_LIMIT; an access that
+ * crosses a frame boundary is split. */
+#ifndef VMSPLIT_MMU_PHYSMEM_H
+#define VMSPLIT_MMU_PHYSMEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PHYS_ADDR_BITS 36                       /* MAXPHYADDR */
+#define PHYS_ADDR_LIMIT (1ULL << PHYS_ADDR_BITS)
+#define PAGE_SHIFT 12
+#define PAGE_SIZE (1u << PAGE_SHIFT)
+#define PAGE_MASK (~(uint64_t)(PAGE_SIZE - 1))
+
+typedef struct PhysMem PhysMem;
+
+PhysMem *physmem_new(void);
+void physmem_free(PhysMem *pm);
+
+/* Host pointer to the frame holding pa, or NULL if the frame was never
+ * written (it reads as zeros). */
+const uint8_t *physmem_frame_peek(const PhysMem *pm, uint64_t pa);
+/* Host pointer to the frame holding pa, allocating a zeroed frame. */
+uint8_t *physmem_frame_get(PhysMem *pm, uint64_t pa);
+
+void physmem_read(const PhysMem *pm, uint64_t pa, void *buf, size_t n);
+void physmem_write(PhysMem *pm, uint64_t pa, const void *buf, size_t n);
+
+uint8_t physmem_read8(const PhysMem *pm, uint64_t pa);
+uint16_t physmem_read16(const PhysMem *pm, uint64_t pa);
+uint32_t physmem_read32(const PhysMem *pm, uint64_t pa);
+uint64_t physmem_read64(const PhysMem *pm, uint64_t pa);
+void physmem_write8(PhysMem *pm, uint64_t pa, uint8_t v);
+void physmem_write16(PhysMem *pm, uint64_t pa, uint16_t v);
+void physmem_write32(PhysMem *pm, uint64_t pa, uint32_t v);
+void physmem_write64(PhysMem *pm, uint64_t pa, uint64_t v);
+
+/* Number of 4 KiB frames allocated so far (host memory the model costs). */
+size_t physmem_frames_used(const PhysMem *pm);
+
+#endif
