@@ -1,0 +1,346 @@
+/* Address-space builder. See aspace.h. Entry flag values follow Linux 2.6
+ * i386 (include/asm-i386/pgtable.h): _KERNPG_TABLE = P|RW|A|D,
+ * _PAGE_TABLE = P|RW|US|A, PAGE_KERNEL = P|RW|A|D (+G where the layout makes
+ * kernel pages global), PAGE_SHARED = P|RW|US|A (D set by the first write,
+ * which costs the walk that sets it). */
+#include "kernel_model/aspace.h"
+
+#include "mmu/pae.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+#define MiB (1024ULL * 1024ULL)
+#define KERNPG_TABLE (PAE_P | PAE_RW | PAE_A | PAE_D)
+#define USER_TABLE (PAE_P | PAE_RW | PAE_US | PAE_A)
+#define PAGE_KERNEL (PAE_P | PAE_RW | PAE_A | PAE_D)
+#define PAGE_USER (PAE_P | PAE_US | PAE_A)
+
+/* The kernel image and boot data occupy 1-16 MiB in this model (Linux loads
+ * at 1 MiB, CONFIG_PHYSICAL_START); the first 16 MiB are ZONE_DMA, which the
+ * model keeps out of the page-table allocator. */
+#define FIRST_ALLOC_FRAME (16 * MiB)
+
+struct KernelSpace {
+    PhysMem *pm;
+    const Layout *layout;
+    uint64_t ram, lowmem_end;
+    bool large_pages;
+    uint64_t next_low, next_high;    /* bump allocators */
+    GArray *free_low, *free_high;    /* returned frames, reused first */
+    uint64_t low_used;
+    uint64_t kernel_pdpt;            /* kernel-mode CR3 (4g4g, and init_mm) */
+    uint64_t kpd[4];                 /* kernel page directories by PDPTE index */
+    uint64_t entry_pd;               /* pti: the user side's PD[3] */
+};
+
+struct ProcSpace {
+    KernelSpace *ks;
+    uint64_t user_pdpt, kern_pdpt;
+    uint64_t upd[4];                 /* the process's user page directories */
+    unsigned nuser_pd;               /* PDPTE indices 0..nuser_pd-1 are user */
+    GArray *tables;                  /* every frame this process owns */
+};
+
+static bool is_window(const Layout *l, uint32_t va)
+{
+    return l->window_size && va >= l->window_base &&
+           (uint64_t)va < (uint64_t)l->window_base + l->window_size;
+}
+
+uint64_t kspace_alloc_frame(KernelSpace *ks, GError **err)
+{
+    uint64_t pa;
+    if (ks->free_low->len) {
+        pa = g_array_index(ks->free_low, uint64_t, ks->free_low->len - 1);
+        g_array_set_size(ks->free_low, ks->free_low->len - 1);
+    } else if (ks->next_low + PAGE_SIZE <= ks->lowmem_end) {
+        pa = ks->next_low;
+        ks->next_low += PAGE_SIZE;
+    } else {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+                    "lowmem exhausted: %" G_GUINT64_FORMAT " frames in use",
+                    ks->low_used);
+        return 0;
+    }
+    ks->low_used++;
+    physmem_write(ks->pm, pa, (uint8_t[PAGE_SIZE]){ 0 }, PAGE_SIZE);
+    return pa;
+}
+
+uint64_t kspace_alloc_user_frame(KernelSpace *ks, GError **err)
+{
+    if (ks->free_high->len) {
+        uint64_t pa = g_array_index(ks->free_high, uint64_t, ks->free_high->len - 1);
+        g_array_set_size(ks->free_high, ks->free_high->len - 1);
+        return pa;
+    }
+    if (ks->next_high + PAGE_SIZE <= ks->ram) {
+        uint64_t pa = ks->next_high;
+        ks->next_high += PAGE_SIZE;
+        return pa;
+    }
+    return kspace_alloc_frame(ks, err);
+}
+
+static void free_frame(KernelSpace *ks, uint64_t pa)
+{
+    if (pa >= ks->lowmem_end) {
+        g_array_append_val(ks->free_high, pa);
+    } else {
+        g_array_append_val(ks->free_low, pa);
+        ks->low_used--;
+    }
+}
+
+uint64_t kspace_lowmem_frames_used(const KernelSpace *ks) { return ks->low_used; }
+const Layout *kspace_layout(const KernelSpace *ks) { return ks->layout; }
+PhysMem *kspace_physmem(KernelSpace *ks) { return ks->pm; }
+uint64_t kspace_lowmem_end(const KernelSpace *ks) { return ks->lowmem_end; }
+uint32_t kspace_kernel_cr3(const KernelSpace *ks) { return (uint32_t)ks->kernel_pdpt; }
+
+uint32_t kspace_phys_to_virt(const KernelSpace *ks, uint64_t pa)
+{
+    g_assert(pa < ks->lowmem_end);
+    return ks->layout->page_offset + (uint32_t)pa;
+}
+
+static inline uint64_t pde_addr(uint64_t pd, uint32_t va)
+{
+    return pd + 8 * ((va >> PAE_PDE_SHIFT) & (PAE_PTRS_PER_PD - 1));
+}
+
+static inline uint64_t pte_addr(uint64_t pt, uint32_t va)
+{
+    return pt + 8 * ((va >> 12) & (PAE_PTRS_PER_PT - 1));
+}
+
+/* Map [page_offset, page_offset + lowmem_end) onto physical 0.. in the
+ * kernel page directories. */
+static bool build_direct_map(KernelSpace *ks, GError **err)
+{
+    const Layout *l = ks->layout;
+    uint64_t g = l->kernel_global ? PAE_G : 0;
+    for (uint64_t pa = 0; pa < ks->lowmem_end; pa += PAE_PAGE_2M) {
+        uint32_t va = l->page_offset + (uint32_t)pa;
+        uint64_t pd = ks->kpd[va >> PAE_PDPTE_SHIFT];
+        if (ks->large_pages) {
+            physmem_write64(ks->pm, pde_addr(pd, va), pa | PAGE_KERNEL | PAE_PS | g);
+            continue;
+        }
+        uint64_t pt = kspace_alloc_frame(ks, err);
+        if (!pt)
+            return false;
+        physmem_write64(ks->pm, pde_addr(pd, va), pt | KERNPG_TABLE);
+        uint64_t n = MIN((uint64_t)PAE_PAGE_2M, ks->lowmem_end - pa) / PAGE_SIZE;
+        for (uint64_t i = 0; i < n; i++)
+            physmem_write64(ks->pm, pt + 8 * i, (pa + i * PAGE_SIZE) | PAGE_KERNEL | g);
+    }
+    return true;
+}
+
+/* Page tables for the window (4g4g), entry area (pti) or the top 2 MiB
+ * fixmap (shared layouts), created up front so that every process's tables
+ * can share them. */
+static bool build_window(KernelSpace *ks, GError **err)
+{
+    const Layout *l = ks->layout;
+    uint32_t base = l->window_size ? l->window_base : 0xFFE00000u;
+    uint32_t size = l->window_size ? l->window_size : (uint32_t)PAE_PAGE_2M;
+    for (uint64_t va = base; va < (uint64_t)base + size; va += PAE_PAGE_2M) {
+        uint64_t pt = kspace_alloc_frame(ks, err);
+        if (!pt)
+            return false;
+        physmem_write64(ks->pm, pde_addr(ks->kpd[3], (uint32_t)va), pt | KERNPG_TABLE);
+        if (l->kind == LAYOUT_PTI)
+            physmem_write64(ks->pm, pde_addr(ks->entry_pd, (uint32_t)va), pt | KERNPG_TABLE);
+    }
+    return true;
+}
+
+KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
+                        bool large_pages, GError **err)
+{
+    if (ram < 32 * MiB || ram > PHYS_ADDR_LIMIT || (ram & (PAE_PAGE_2M - 1))) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "RAM size must be a multiple of 2 MiB between 32 MiB and 64 GiB");
+        return NULL;
+    }
+    KernelSpace *ks = g_new0(KernelSpace, 1);
+    ks->pm = pm;
+    ks->layout = layout;
+    ks->ram = ram;
+    ks->large_pages = large_pages;
+    ks->lowmem_end = MIN(ram, layout_max_lowmem(layout));
+    ks->next_low = FIRST_ALLOC_FRAME;
+    ks->next_high = ks->lowmem_end;
+    ks->free_low = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    ks->free_high = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+
+    /* Kernel page directories: every PDPTE index the kernel view uses. */
+    ks->kernel_pdpt = kspace_alloc_frame(ks, err);
+    if (!ks->kernel_pdpt)
+        goto fail;
+    unsigned first = layout->kind == LAYOUT_4G4G ? 0 : layout->page_offset >> PAE_PDPTE_SHIFT;
+    for (unsigned i = first; i < 4; i++) {
+        if (!(ks->kpd[i] = kspace_alloc_frame(ks, err)))
+            goto fail;
+        physmem_write64(pm, ks->kernel_pdpt + 8 * i, ks->kpd[i] | PAE_P);
+    }
+    if (layout->kind == LAYOUT_PTI && !(ks->entry_pd = kspace_alloc_frame(ks, err)))
+        goto fail;
+    if (!build_direct_map(ks, err) || !build_window(ks, err))
+        goto fail;
+    return ks;
+fail:
+    kspace_free(ks);
+    return NULL;
+}
+
+void kspace_free(KernelSpace *ks)
+{
+    if (!ks)
+        return;
+    g_array_free(ks->free_low, TRUE);
+    g_array_free(ks->free_high, TRUE);
+    g_free(ks);
+}
+
+uint64_t kspace_window_pte(const KernelSpace *ks, uint32_t va)
+{
+    uint64_t pde = physmem_read64(ks->pm, pde_addr(ks->kpd[3], va));
+    g_assert((pde & PAE_P) && !(pde & PAE_PS));
+    return pte_addr(pde & PAE_ADDR_4K, va);
+}
+
+bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
+                       GError **err)
+{
+    const Layout *l = ks->layout;
+    bool in = l->window_size ? is_window(l, va) : va >= 0xFFE00000u;
+    if (!in || (va & (PAGE_SIZE - 1)) || (pa & (PAGE_SIZE - 1))) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "window mapping 0x%08x -> 0x%09" G_GINT64_MODIFIER "x: "
+                    "expected a page-aligned address inside the window", va, pa);
+        return false;
+    }
+    /* Window pages are global only under pti (entry text and
+     * cpu_entry_area keep _PAGE_GLOBAL, pti.rst); 4g4g makes no kernel
+     * mapping global (MAKE_GLOBAL is empty under X86_SWITCH_PAGETABLES). */
+    uint64_t g = (l->kind == LAYOUT_PTI || l->kernel_global) ? PAE_G : 0;
+    uint64_t flags = (PAGE_KERNEL & ~(writable ? 0 : PAE_RW)) | g;
+    physmem_write64(ks->pm, kspace_window_pte(ks, va), pa | flags);
+    return true;
+}
+
+static uint64_t proc_table(ProcSpace *ps, GError **err)
+{
+    uint64_t f = kspace_alloc_frame(ps->ks, err);
+    if (f)
+        g_array_append_val(ps->tables, f);
+    return f;
+}
+
+ProcSpace *pspace_new(KernelSpace *ks, GError **err)
+{
+    const Layout *l = ks->layout;
+    ProcSpace *ps = g_new0(ProcSpace, 1);
+    ps->ks = ks;
+    ps->tables = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    ps->nuser_pd = l->kind == LAYOUT_4G4G ? 4 : l->page_offset >> PAE_PDPTE_SHIFT;
+    if (!(ps->user_pdpt = proc_table(ps, err)))
+        goto fail;
+    if (l->kind == LAYOUT_PTI && !(ps->kern_pdpt = proc_table(ps, err)))
+        goto fail;
+    /* PAE pgd_alloc preallocates every PMD page: the PDPTEs are cached in
+     * registers at the CR3 load, so they must not change afterwards. */
+    for (unsigned i = 0; i < ps->nuser_pd; i++) {
+        if (!(ps->upd[i] = proc_table(ps, err)))
+            goto fail;
+        physmem_write64(ks->pm, ps->user_pdpt + 8 * i, ps->upd[i] | PAE_P);
+        if (ps->kern_pdpt)
+            physmem_write64(ks->pm, ps->kern_pdpt + 8 * i, ps->upd[i] | PAE_P);
+    }
+    switch (l->kind) {
+    case LAYOUT_SHARED:  /* the kernel PDs, shared (SHARED_KERNEL_PMD) */
+        for (unsigned i = ps->nuser_pd; i < 4; i++)
+            physmem_write64(ks->pm, ps->user_pdpt + 8 * i, ks->kpd[i] | PAE_P);
+        ps->kern_pdpt = ps->user_pdpt;
+        break;
+    case LAYOUT_4G4G:    /* copy the window PMDs (kpmd_ctor) */
+        for (uint64_t va = l->window_base; va < (uint64_t)l->window_base + l->window_size;
+             va += PAE_PAGE_2M)
+            physmem_write64(ks->pm, pde_addr(ps->upd[3], (uint32_t)va),
+                            physmem_read64(ks->pm, pde_addr(ks->kpd[3], (uint32_t)va)));
+        ps->kern_pdpt = ks->kernel_pdpt;
+        break;
+    case LAYOUT_PTI:     /* kernel half: full kernel PD; user half: entry PD */
+        physmem_write64(ks->pm, ps->kern_pdpt + 24, ks->kpd[3] | PAE_P);
+        physmem_write64(ks->pm, ps->user_pdpt + 24, ks->entry_pd | PAE_P);
+        break;
+    }
+    return ps;
+fail:
+    pspace_free(ps);
+    return NULL;
+}
+
+void pspace_free(ProcSpace *ps)
+{
+    if (!ps)
+        return;
+    for (guint i = 0; i < ps->tables->len; i++)
+        free_frame(ps->ks, g_array_index(ps->tables, uint64_t, i));
+    g_array_free(ps->tables, TRUE);
+    g_free(ps);
+}
+
+uint32_t pspace_user_cr3(const ProcSpace *ps) { return (uint32_t)ps->user_pdpt; }
+uint32_t pspace_kernel_cr3(const ProcSpace *ps) { return (uint32_t)ps->kern_pdpt; }
+unsigned pspace_table_pages(const ProcSpace *ps) { return ps->tables->len; }
+
+/* The PTE address for a user va, creating the page table if asked. */
+static uint64_t user_pte(ProcSpace *ps, uint32_t va, bool create, GError **err)
+{
+    uint64_t pdea = pde_addr(ps->upd[va >> PAE_PDPTE_SHIFT], va);
+    uint64_t pde = physmem_read64(ps->ks->pm, pdea);
+    if (!(pde & PAE_P)) {
+        if (!create)
+            return 0;
+        uint64_t pt = proc_table(ps, err);
+        if (!pt)
+            return 0;
+        pde = pt | USER_TABLE;
+        physmem_write64(ps->ks->pm, pdea, pde);
+    }
+    return pte_addr(pde & PAE_ADDR_4K, va);
+}
+
+bool pspace_map_user(ProcSpace *ps, uint32_t va, uint64_t pa, bool writable,
+                     GError **err)
+{
+    const Layout *l = ps->ks->layout;
+    if (va >= l->task_size || (va & (PAGE_SIZE - 1)) || (pa & (PAGE_SIZE - 1))) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "user mapping 0x%08x: expected a page-aligned address below "
+                    "TASK_SIZE 0x%08x", va, l->task_size);
+        return false;
+    }
+    uint64_t pte = user_pte(ps, va, true, err);
+    if (!pte)
+        return false;
+    physmem_write64(ps->ks->pm, pte, pa | PAGE_USER | (writable ? PAE_RW : 0));
+    return true;
+}
+
+uint64_t pspace_unmap_user(ProcSpace *ps, uint32_t va)
+{
+    if (va >= ps->ks->layout->task_size)
+        return 0;
+    uint64_t pte = user_pte(ps, va, false, NULL);
+    if (!pte)
+        return 0;
+    uint64_t old = physmem_read64(ps->ks->pm, pte);
+    physmem_write64(ps->ks->pm, pte, 0);
+    return (old & PAE_P) ? (old & PAE_ADDR_4K) : 0;
+}

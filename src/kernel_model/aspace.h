@@ -1,0 +1,81 @@
+/* Address-space builder: writes the page tables of each layout into the
+ * simulated physical memory, as the kernel would, so that the core's walks
+ * and TLB fills see what a real kernel built.
+ *
+ * KernelSpace: the machine-wide part: a frame allocator over the simulated
+ * RAM (page tables and kernel objects from lowmem, user pages from highmem
+ * when there is any, as GFP_HIGHUSER does), the kernel page directories with
+ * the direct map of lowmem (2 MiB pages with PSE, as Linux does with
+ * cpu_has_pse), and the shared window (4g4g) or entry area (kpti).
+ *
+ * ProcSpace: one process: its page-directory-pointer table(s) and user page
+ * tables.
+ *
+ *   layout   user-mode CR3            kernel-mode CR3        shared with user
+ *   shared   the process's PDPT       the same               kernel PDs (U/S=0)
+ *   4g4g     the process's PDPT       swapper_pg_dir         window PT pages
+ *   pti      process's user PDPT      process's kernel PDPT  user PDs; entry PD
+ *
+ * Protections: kernel entries have U/S=0 (and G when the layout says so);
+ * user entries U/S=1. PDPTEs carry only P (PAE has no R/W or U/S there). */
+#ifndef VMSPLIT_KERNEL_MODEL_ASPACE_H
+#define VMSPLIT_KERNEL_MODEL_ASPACE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel_model/layout.h"
+#include "mmu/physmem.h"
+
+typedef struct KernelSpace KernelSpace;
+typedef struct ProcSpace ProcSpace;
+
+/* ram: installed RAM in bytes (at least 32 MiB). large_pages: map the
+ * direct map with 2 MiB pages. */
+KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
+                        bool large_pages, GError **err);
+void kspace_free(KernelSpace *ks);
+
+const Layout *kspace_layout(const KernelSpace *ks);
+PhysMem *kspace_physmem(KernelSpace *ks);
+/* Lowmem end (physical): min(ram, layout_max_lowmem). */
+uint64_t kspace_lowmem_end(const KernelSpace *ks);
+
+/* A zeroed frame from lowmem (page tables, stacks, descriptor tables).
+ * Returns 0 and sets err when lowmem is exhausted. */
+uint64_t kspace_alloc_frame(KernelSpace *ks, GError **err);
+/* A frame for user data: highmem if the machine has any, else lowmem. */
+uint64_t kspace_alloc_user_frame(KernelSpace *ks, GError **err);
+/* Frames handed out from lowmem so far (page-table pages among them). */
+uint64_t kspace_lowmem_frames_used(const KernelSpace *ks);
+
+/* Kernel virtual address of a lowmem physical address (the direct map). */
+uint32_t kspace_phys_to_virt(const KernelSpace *ks, uint64_t pa);
+
+/* CR3 of the kernel's own page table (swapper_pg_dir / init_mm). */
+uint32_t kspace_kernel_cr3(const KernelSpace *ks);
+
+/* Map one 4 KiB page in the shared window (4g4g) or entry area (pti), or,
+ * for shared layouts, anywhere in kernel space outside the direct map (the
+ * fixmap). Visible in the kernel page table and every process's. */
+bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
+                       GError **err);
+/* The physical address of the PTE that maps va in the window (for the
+ * kmap_atomic / virtual-stack remapping the model does with INVLPG). */
+uint64_t kspace_window_pte(const KernelSpace *ks, uint32_t va);
+
+ProcSpace *pspace_new(KernelSpace *ks, GError **err);
+void pspace_free(ProcSpace *ps);
+uint32_t pspace_user_cr3(const ProcSpace *ps);
+uint32_t pspace_kernel_cr3(const ProcSpace *ps);
+
+/* Map/unmap one 4 KiB user page (va below the layout's task_size). */
+bool pspace_map_user(ProcSpace *ps, uint32_t va, uint64_t pa, bool writable,
+                     GError **err);
+/* Returns the physical frame that was mapped, or 0 if none. */
+uint64_t pspace_unmap_user(ProcSpace *ps, uint32_t va);
+/* Page-table pages this process owns (PDPTs, PDs, PTs), for lowmem. */
+unsigned pspace_table_pages(const ProcSpace *ps);
+
+#endif

@@ -1,0 +1,120 @@
+/* The layout table. Figures from REFERENCES.md with their origin. */
+#include "kernel_model/layout.h"
+
+#include <string.h>
+
+#define MiB (1024u * 1024u)
+
+/* include/asm-i386/page.h (2.6): __PAGE_OFFSET 0xC0000000,
+ * __VMALLOC_RESERVE 128 MiB -> MAXMEM 896 MiB. */
+static const Layout layout_3g1g = {
+    .name = "3g1g",
+    .summary = "classic i386 3G/1G split: one page table, kernel global",
+    .kind = LAYOUT_SHARED,
+    .page_offset = 0xC0000000u,
+    .task_size = 0xC0000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .kernel_global = true,
+};
+
+/* arch/i386/Kconfig VMSPLIT_2G (2.6.20): PAGE_OFFSET 0x80000000. */
+static const Layout layout_2g2g = {
+    .name = "2g2g",
+    .summary = "CONFIG_VMSPLIT_2G: 2G/2G split, same mechanics as 3g1g",
+    .kind = LAYOUT_SHARED,
+    .page_offset = 0x80000000u,
+    .task_size = 0x80000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .kernel_global = true,
+};
+
+/* arch/i386/Kconfig VMSPLIT_1G: PAGE_OFFSET 0x40000000. */
+static const Layout layout_1g3g = {
+    .name = "1g3g",
+    .summary = "CONFIG_VMSPLIT_1G: 1G/3G split, same mechanics as 3g1g",
+    .kind = LAYOUT_SHARED,
+    .page_offset = 0x40000000u,
+    .task_size = 0x40000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .kernel_global = true,
+};
+
+/* RHEL4 arch/i386 with X86_4G: __PAGE_OFFSET 0x02000000, TASK_SIZE
+ * 0xff000000, the top 16 MiB (NR_SHARED_PMDS = 8 PMDs of 2 MiB) shared;
+ * kernel mappings not _PAGE_GLOBAL under X86_SWITCH_PAGETABLES. */
+static const Layout layout_4g4g = {
+    .name = "4g4g",
+    .summary = "2003 4G/4G split: separate kernel page table, CR3 write per entry/exit",
+    .kind = LAYOUT_4G4G,
+    .page_offset = 0x02000000u,
+    .task_size = 0xFF000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .window_base = 0xFF000000u,
+    .window_size = 16 * MiB,
+    .kernel_global = false,
+    .indirect_uaccess = true,
+};
+
+/* Linux 4.19 32-bit PTI (Documentation/x86/pti.rst): 3G/1G addresses, a
+ * user page table with only the entry area (cpu_entry_area, 2 MiB here:
+ * the last PMD), kernel mappings not global. */
+static const Layout layout_kpti = {
+    .name = "kpti",
+    .summary = "2018 KPTI on 32-bit PAE: kernel/user page-table pair, no PCID",
+    .kind = LAYOUT_PTI,
+    .page_offset = 0xC0000000u,
+    .task_size = 0xC0000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .window_base = 0xFFE00000u,
+    .window_size = 2 * MiB,
+    .kernel_global = false,
+};
+
+static const Layout layout_kpti_pcid = {
+    .name = "kpti-pcid",
+    .summary = "KPTI with PCID-tagged TLB entries (what-if: PCID needs IA-32e paging)",
+    .kind = LAYOUT_PTI,
+    .page_offset = 0xC0000000u,
+    .task_size = 0xC0000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .window_base = 0xFFE00000u,
+    .window_size = 2 * MiB,
+    .kernel_global = false,
+    .pcid = true,
+    .what_if = true,
+};
+
+static const Layout *const layouts[] = {
+    &layout_3g1g, &layout_2g2g, &layout_1g3g, &layout_4g4g, &layout_kpti,
+    &layout_kpti_pcid, NULL,
+};
+
+const Layout *const *layout_all(void) { return layouts; }
+
+const Layout *layout_find(const char *name)
+{
+    for (const Layout *const *l = layouts; *l; l++)
+        if (!strcmp((*l)->name, name))
+            return *l;
+    return NULL;
+}
+
+const Layout *layout_lookup(const char *name, GError **err)
+{
+    const Layout *l = layout_find(name);
+    if (!l) {
+        GString *s = g_string_new(NULL);
+        for (const Layout *const *k = layouts; *k; k++)
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "", (*k)->name);
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "unknown layout '%s' (expected one of: %s)", name, s->str);
+        g_string_free(s, TRUE);
+    }
+    return l;
+}
+
+uint64_t layout_max_lowmem(const Layout *l)
+{
+    uint64_t top = l->window_size && l->kind == LAYOUT_4G4G ? l->window_base : 0x100000000ULL;
+    return top - l->page_offset - l->vmalloc_reserve;
+}
