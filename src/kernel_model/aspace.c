@@ -5,6 +5,7 @@
  * which costs the walk that sets it). */
 #include "kernel_model/aspace.h"
 
+#include "kernel_model/layout_mem.h"
 #include "mmu/pae.h"
 
 #include <gio/gio.h>
@@ -68,6 +69,23 @@ uint64_t kspace_alloc_frame(KernelSpace *ks, GError **err)
     return pa;
 }
 
+uint64_t kspace_alloc_frames(KernelSpace *ks, unsigned n, GError **err)
+{
+    if (n == 1)
+        return kspace_alloc_frame(ks, err);
+    if (ks->next_low + (uint64_t)n * PAGE_SIZE > ks->lowmem_end) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+                    "lowmem exhausted: no %u contiguous frames left", n);
+        return 0;
+    }
+    uint64_t pa = ks->next_low;
+    ks->next_low += (uint64_t)n * PAGE_SIZE;
+    ks->low_used += n;
+    for (unsigned i = 0; i < n; i++)
+        physmem_write(ks->pm, pa + (uint64_t)i * PAGE_SIZE, (uint8_t[PAGE_SIZE]){ 0 }, PAGE_SIZE);
+    return pa;
+}
+
 uint64_t kspace_alloc_user_frame(KernelSpace *ks, GError **err)
 {
     if (ks->free_high->len) {
@@ -83,7 +101,7 @@ uint64_t kspace_alloc_user_frame(KernelSpace *ks, GError **err)
     return kspace_alloc_frame(ks, err);
 }
 
-static void free_frame(KernelSpace *ks, uint64_t pa)
+void kspace_free_frame(KernelSpace *ks, uint64_t pa)
 {
     if (pa >= ks->lowmem_end) {
         g_array_append_val(ks->free_high, pa);
@@ -171,7 +189,7 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
     ks->layout = layout;
     ks->ram = ram;
     ks->large_pages = large_pages;
-    ks->lowmem_end = MIN(ram, layout_max_lowmem(layout));
+    ks->lowmem_end = MIN(ram, layout_mem_lowmem_limit(layout_mem_find(layout->name)));
     ks->next_low = FIRST_ALLOC_FRAME;
     ks->next_high = ks->lowmem_end;
     ks->free_low = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -290,7 +308,7 @@ void pspace_free(ProcSpace *ps)
     if (!ps)
         return;
     for (guint i = 0; i < ps->tables->len; i++)
-        free_frame(ps->ks, g_array_index(ps->tables, uint64_t, i));
+        kspace_free_frame(ps->ks, g_array_index(ps->tables, uint64_t, i));
     g_array_free(ps->tables, TRUE);
     g_free(ps);
 }

@@ -39,14 +39,19 @@ void kspace_free(KernelSpace *ks);
 
 const Layout *kspace_layout(const KernelSpace *ks);
 PhysMem *kspace_physmem(KernelSpace *ks);
-/* Lowmem end (physical): min(ram, layout_max_lowmem). */
+/* Lowmem end (physical): min(ram, layout_mem_lowmem_limit). */
 uint64_t kspace_lowmem_end(const KernelSpace *ks);
 
 /* A zeroed frame from lowmem (page tables, stacks, descriptor tables).
  * Returns 0 and sets err when lowmem is exhausted. */
 uint64_t kspace_alloc_frame(KernelSpace *ks, GError **err);
+/* n physically contiguous zeroed frames from lowmem (kernel stacks);
+ * returns the first, 0 on exhaustion. */
+uint64_t kspace_alloc_frames(KernelSpace *ks, unsigned n, GError **err);
 /* A frame for user data: highmem if the machine has any, else lowmem. */
 uint64_t kspace_alloc_user_frame(KernelSpace *ks, GError **err);
+/* Give a frame back (lowmem or user). */
+void kspace_free_frame(KernelSpace *ks, uint64_t pa);
 /* Frames handed out from lowmem so far (page-table pages among them). */
 uint64_t kspace_lowmem_frames_used(const KernelSpace *ks);
 

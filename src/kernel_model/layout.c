@@ -113,8 +113,7 @@ const Layout *layout_lookup(const char *name, GError **err)
     return l;
 }
 
-uint64_t layout_max_lowmem(const Layout *l)
+uint64_t layout_maxmem(const Layout *l)
 {
-    uint64_t top = l->window_size && l->kind == LAYOUT_4G4G ? l->window_base : 0x100000000ULL;
-    return top - l->page_offset - l->vmalloc_reserve;
+    return (1ULL << 32) - l->page_offset - l->vmalloc_reserve;
 }

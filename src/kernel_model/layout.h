@@ -57,9 +57,11 @@ const Layout *layout_lookup(const char *name, GError **err);
 /* NULL-terminated table in presentation order. */
 const Layout *const *layout_all(void);
 
-/* Highest physical address the kernel maps directly (end of lowmem):
- * the kernel's virtual space from page_offset up to the window or the top,
- * less the vmalloc reserve (MAXMEM in Linux). */
-uint64_t layout_max_lowmem(const Layout *l);
+/* MAXMEM, the kernel's own formula (include/asm-i386/page.h, 2.6 and the
+ * RHEL4 4G/4G tree alike): -__PAGE_OFFSET - __VMALLOC_RESERVE mod 2^32.
+ * The 128 MiB reserve covers vmalloc, pkmap, the fixmap and the 4g4g
+ * window. The end of lowmem for the model is layout_mem_lowmem_limit()
+ * (layout_mem.h), which subtracts what a layout carves out on top. */
+uint64_t layout_maxmem(const Layout *l);
 
 #endif
