@@ -143,8 +143,19 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
     }
 
     uint32_t bad = pae_check_rights(rw, us, nx, access, cpl, regs->wp, regs->nxe);
-    if (bad)
+    if (bad) {
+        /* SDM Vol. 3A §6.15, Interrupt 14, footnote: "If a page fault is
+         * caused by a page-level protection violation, the access flag in
+         * the page-directory entry is set when the fault occurs." (The
+         * PTE's is model-specific; vmsplit leaves the leaf unchanged.) */
+        if (!large && !(pde & PAE_A)) {
+            pde |= PAE_A;
+            physmem_write64(pm, pde_pa, pde);
+            add_ref(out, pde_pa, true);
+            out->levels[1].after = pde;
+        }
         return page_fault(out, lin, bad);
+    }
 
     /* §4.8: set A in every PDE/PTE used, D in the leaf on a write. Each
      * change is a locked write the caller times. */

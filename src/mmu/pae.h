@@ -129,8 +129,10 @@ typedef struct {
 bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]);
 
 /* Translate lin for an access at cpl (0..3; 3 is user). On success sets the
- * A bits (and D on a write) in memory and fills out; on a fault changes no
- * memory and fills the fault fields. Returns !out->fault. */
+ * A bits (and D on a write) in memory and fills out. A not-present or
+ * reserved-bit fault changes no memory; a protection fault of a 4 KiB walk
+ * sets the PDE's A bit (SDM §6.15 footnote), nothing else. Returns
+ * !out->fault. */
 bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
               int cpl, PaeWalk *out);
 
