@@ -1,0 +1,712 @@
+/* The trace grammar: one event line parsed into a TraceEvent and formatted
+ * back, plus the header's key/value list. The reader and writer
+ * (trace_reader.c, trace_writer.c) only move lines; everything about what a
+ * line means is here, next to workloads/FORMAT.md. */
+#include "replay/trace.h"
+#include "replay/syscall_table.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(vmsplit-trace-error-quark, trace_error)
+
+static const char *const kind_names[TRACE_EV_COUNT] = {
+    [TRACE_EV_USER] = "user",       [TRACE_EV_SYSCALL] = "sys",
+    [TRACE_EV_FORK] = "fork",       [TRACE_EV_EXEC] = "exec",
+    [TRACE_EV_EXIT] = "exit",       [TRACE_EV_SWITCH] = "switch",
+    [TRACE_EV_SIGNAL] = "signal",   [TRACE_EV_MMAP] = "mmap",
+    [TRACE_EV_MUNMAP] = "munmap",   [TRACE_EV_MPROTECT] = "mprotect",
+    [TRACE_EV_BRK] = "brk",
+};
+
+static const char *const pattern_names[TRACE_PAT_COUNT] = {"seq", "rand", "hot"};
+
+/* Longest names the parser accepts: syscall, errno, signal names and ops. */
+#define WORD_MAX 127
+#define PATH_MAX_BYTES TRACE_PATH_MAX
+
+const char *trace_kind_name(TraceEventKind kind)
+{
+    g_assert(kind < TRACE_EV_COUNT);
+    return kind_names[kind];
+}
+
+const char *trace_pattern_name(TracePattern p)
+{
+    g_assert(p < TRACE_PAT_COUNT);
+    return pattern_names[p];
+}
+
+bool trace_pattern_parse(const char *s, TracePattern *out)
+{
+    for (int i = 0; i < TRACE_PAT_COUNT; i++)
+        if (strcmp(s, pattern_names[i]) == 0) {
+            *out = (TracePattern)i;
+            return true;
+        }
+    return false;
+}
+
+void trace_event_init(TraceEvent *ev, TraceEventKind kind, uint32_t pid)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->kind = (uint8_t)kind;
+    ev->pid = pid;
+    if (kind == TRACE_EV_SYSCALL) {
+        ev->u.sys.fd = TRACE_FD_NONE;
+        ev->u.sys.ret_known = true;
+    }
+}
+
+bool trace_event_equal(const TraceEvent *a, const TraceEvent *b)
+{
+    if (a->kind != b->kind || a->pid != b->pid)
+        return false;
+    switch ((TraceEventKind)a->kind) {
+    case TRACE_EV_USER:
+        return a->u.user.insns == b->u.user.insns && a->u.user.pages == b->u.user.pages &&
+               a->u.user.pattern == b->u.user.pattern;
+    case TRACE_EV_SYSCALL: {
+        const TraceSyscall *x = &a->u.sys, *y = &b->u.sys;
+        return g_strcmp0(x->name, y->name) == 0 && x->nr == y->nr &&
+               x->ret_known == y->ret_known && (!x->ret_known || x->ret == y->ret) &&
+               x->blocked == y->blocked && x->fd == y->fd && g_strcmp0(x->err, y->err) == 0 &&
+               g_strcmp0(x->op, y->op) == 0 && x->req == y->req && x->in == y->in &&
+               x->out == y->out && x->dur_ns == y->dur_ns;
+    }
+    case TRACE_EV_FORK:
+        return a->u.fork.child == b->u.fork.child && a->u.fork.shared_vm == b->u.fork.shared_vm;
+    case TRACE_EV_EXEC:
+        return g_strcmp0(a->u.exec.path, b->u.exec.path) == 0;
+    case TRACE_EV_EXIT:
+        return g_strcmp0(a->u.exit.signal, b->u.exit.signal) == 0 &&
+               a->u.exit.core == b->u.exit.core &&
+               (a->u.exit.signal || a->u.exit.status == b->u.exit.status);
+    case TRACE_EV_SWITCH:
+        return true;
+    case TRACE_EV_SIGNAL:
+        return g_strcmp0(a->u.signal.name, b->u.signal.name) == 0;
+    case TRACE_EV_MMAP:
+    case TRACE_EV_MPROTECT:
+        if (a->u.map.prot != b->u.map.prot)
+            return false;
+        /* fall through */
+    case TRACE_EV_MUNMAP:
+        return a->u.map.addr == b->u.map.addr && a->u.map.len == b->u.map.len &&
+               (a->kind != TRACE_EV_MMAP || a->u.map.flags == b->u.map.flags);
+    case TRACE_EV_BRK:
+        return a->u.brk.addr == b->u.brk.addr;
+    case TRACE_EV_COUNT:
+        break;
+    }
+    g_assert_not_reached();
+}
+
+/* ---------------- header ---------------- */
+
+struct TraceHeader {
+    GPtrArray *keys, *values;
+};
+
+TraceHeader *trace_header_new(void)
+{
+    TraceHeader *h = g_new0(TraceHeader, 1);
+    h->keys = g_ptr_array_new_with_free_func(g_free);
+    h->values = g_ptr_array_new_with_free_func(g_free);
+    return h;
+}
+
+void trace_header_free(TraceHeader *h)
+{
+    if (!h)
+        return;
+    g_ptr_array_free(h->keys, TRUE);
+    g_ptr_array_free(h->values, TRUE);
+    g_free(h);
+}
+
+static bool key_valid(const char *k)
+{
+    if (!*k)
+        return false;
+    for (; *k; k++)
+        if (!g_ascii_islower(*k) && !g_ascii_isdigit(*k) && *k != '-')
+            return false;
+    return true;
+}
+
+void trace_header_set(TraceHeader *h, const char *key, const char *value)
+{
+    g_return_if_fail(key_valid(key));
+    g_return_if_fail(strpbrk(value, "\r\n") == NULL);
+    for (guint i = 0; i < h->keys->len; i++)
+        if (strcmp(h->keys->pdata[i], key) == 0) {
+            g_free(h->values->pdata[i]);
+            h->values->pdata[i] = g_strdup(value);
+            return;
+        }
+    g_ptr_array_add(h->keys, g_strdup(key));
+    g_ptr_array_add(h->values, g_strdup(value));
+}
+
+void trace_header_set_double(TraceHeader *h, const char *key, double value)
+{
+    /* Whole numbers as integers ("100", not "1e+02"); others as the
+     * shortest decimal that reads back as the same double. */
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    if (value == (double)(int64_t)value && value > -1e15 && value < 1e15) {
+        g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, (int64_t)value);
+        trace_header_set(h, key, buf);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        char fmt[8];
+        g_snprintf(fmt, sizeof fmt, "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof buf, fmt, value);
+        if (g_ascii_strtod(buf, NULL) == value)
+            break;
+    }
+    trace_header_set(h, key, buf);
+}
+
+const char *trace_header_get(const TraceHeader *h, const char *key)
+{
+    for (guint i = 0; i < h->keys->len; i++)
+        if (strcmp(h->keys->pdata[i], key) == 0)
+            return h->values->pdata[i];
+    return NULL;
+}
+
+bool trace_header_get_double(const TraceHeader *h, const char *key, double def, double *out,
+                             GError **err)
+{
+    const char *v = trace_header_get(h, key);
+    if (!v) {
+        *out = def;
+        return true;
+    }
+    char *end = NULL;
+    double d = g_ascii_strtod(v, &end);
+    if (end == v || *end != '\0') {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                    "header @%s: expected a number, got '%s'", key, v);
+        return false;
+    }
+    *out = d;
+    return true;
+}
+
+guint trace_header_size(const TraceHeader *h) { return h->keys->len; }
+
+void trace_header_nth(const TraceHeader *h, guint i, const char **key, const char **value)
+{
+    g_assert(i < h->keys->len);
+    *key = h->keys->pdata[i];
+    *value = h->values->pdata[i];
+}
+
+/* ---------------- parsing one event line ---------------- */
+
+typedef struct {
+    const char *p;        /* cursor */
+    const char *tok;      /* last token */
+    size_t len;
+    const char *name;
+    uint64_t lineno;
+    GError **err;
+} Cur;
+
+static bool fail(Cur *c, const char *expected)
+{
+    if (c->tok && c->len)
+        g_set_error(c->err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                    "%s:%" G_GUINT64_FORMAT ": expected %s, got '%.*s'", c->name, c->lineno,
+                    expected, (int)MIN(c->len, 60), c->tok);
+    else
+        g_set_error(c->err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                    "%s:%" G_GUINT64_FORMAT ": expected %s, got the end of the line", c->name,
+                    c->lineno, expected);
+    return false;
+}
+
+/* Next blank-separated token; false at the end of the line. */
+static bool token(Cur *c)
+{
+    while (*c->p == ' ' || *c->p == '\t')
+        c->p++;
+    c->tok = c->p;
+    while (*c->p && *c->p != ' ' && *c->p != '\t')
+        c->p++;
+    c->len = (size_t)(c->p - c->tok);
+    return c->len > 0;
+}
+
+static bool tok_is(const Cur *c, const char *word)
+{
+    return c->len == strlen(word) && memcmp(c->tok, word, c->len) == 0;
+}
+
+static bool digits_u64(const char *s, size_t n, unsigned base, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d;
+        char ch = s[i];
+        if (ch >= '0' && ch <= '9')
+            d = (unsigned)(ch - '0');
+        else if (base == 16 && ch >= 'a' && ch <= 'f')
+            d = (unsigned)(ch - 'a' + 10);
+        else if (base == 16 && ch >= 'A' && ch <= 'F')
+            d = (unsigned)(ch - 'A' + 10);
+        else
+            return false;
+        if (v > (UINT64_MAX - d) / base)
+            return false;
+        v = v * base + d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Decimal or 0x-hex unsigned. */
+static bool parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        return digits_u64(s + 2, n - 2, 16, out);
+    return digits_u64(s, n, 10, out);
+}
+
+static bool parse_i64(const char *s, size_t n, int64_t *out)
+{
+    bool neg = n > 0 && s[0] == '-';
+    uint64_t v;
+    if (!parse_u64(s + neg, n - neg, &v))
+        return false;
+    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+        return false;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+static bool parse_u32(const char *s, size_t n, uint32_t *out)
+{
+    uint64_t v;
+    if (!digits_u64(s, n, 10, &v) || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* Microseconds with at most three decimals, to nanoseconds. */
+static bool parse_usec(const char *s, size_t n, uint64_t *ns)
+{
+    const char *dot = memchr(s, '.', n);
+    size_t ilen = dot ? (size_t)(dot - s) : n;
+    uint64_t us, frac = 0;
+    if (!digits_u64(s, ilen, 10, &us) || us > UINT64_MAX / 1000)
+        return false;
+    if (dot) {
+        size_t flen = n - ilen - 1;
+        if (flen == 0 || flen > 3 || !digits_u64(dot + 1, flen, 10, &frac))
+            return false;
+        for (size_t i = flen; i < 3; i++)
+            frac *= 10;
+    }
+    if (us * 1000 > UINT64_MAX - frac)
+        return false;
+    *ns = us * 1000 + frac;
+    return true;
+}
+
+/* Interns a token made of [A-Za-z0-9_|] (syscall, errno, signal, op names). */
+static const char *intern_word(const char *s, size_t n)
+{
+    if (n == 0 || n > WORD_MAX)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!g_ascii_isalnum(s[i]) && s[i] != '_' && s[i] != '|')
+            return NULL;
+    char buf[WORD_MAX + 1];
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return g_intern_string(buf);
+}
+
+static bool parse_prot(const char *s, size_t n, uint8_t *prot)
+{
+    static const char letters[3] = {'r', 'w', 'x'};
+    if (n != 3)
+        return false;
+    *prot = 0;
+    for (int i = 0; i < 3; i++) {
+        if (s[i] == letters[i])
+            *prot |= (uint8_t)(1u << i);
+        else if (s[i] != '-')
+            return false;
+    }
+    return true;
+}
+
+#define SYS_FIELDS "err=, fd=, req=, in=, out=, dur=, op= or blocked"
+
+static bool sys_field(Cur *c, TraceSyscall *s, unsigned *seen)
+{
+    static const char *const keys[] = {"err", "fd", "req", "in", "out", "dur", "op", "blocked"};
+    const char *eq = memchr(c->tok, '=', c->len);
+    size_t klen = eq ? (size_t)(eq - c->tok) : c->len;
+    unsigned k;
+    for (k = 0; k < G_N_ELEMENTS(keys); k++)
+        if (klen == strlen(keys[k]) && memcmp(c->tok, keys[k], klen) == 0)
+            break;
+    if (k == G_N_ELEMENTS(keys) || (k == 7) != (eq == NULL))
+        return fail(c, SYS_FIELDS);
+    if (*seen & (1u << k))
+        return fail(c, "each syscall field at most once");
+    *seen |= 1u << k;
+    const char *v = eq ? eq + 1 : NULL;
+    size_t vn = eq ? c->len - klen - 1 : 0;
+    int64_t fd;
+    switch (k) {
+    case 0: return (s->err = intern_word(v, vn)) ? true : fail(c, "err=ERRNO_NAME");
+    case 1:
+        if (!parse_i64(v, vn, &fd) || fd < INT32_MIN + 1 || fd > INT32_MAX)
+            return fail(c, "fd=N (a 32-bit integer)");
+        s->fd = (int32_t)fd;
+        return true;
+    case 2: return parse_u64(v, vn, &s->req) || fail(c, "req=BYTES");
+    case 3: return parse_u64(v, vn, &s->in) || fail(c, "in=BYTES");
+    case 4: return parse_u64(v, vn, &s->out) || fail(c, "out=BYTES");
+    case 5: return parse_usec(v, vn, &s->dur_ns) || fail(c, "dur=MICROSECONDS (3 decimals at most)");
+    case 6: return (s->op = intern_word(v, vn)) ? true : fail(c, "op=NAME");
+    default: s->blocked = true; return true;
+    }
+}
+
+static bool parse_sys(Cur *c, TraceSyscall *s)
+{
+    if (!token(c) || !(s->name = intern_word(c->tok, c->len)) || c->len > SYSCALL_NAME_MAX)
+        return fail(c, "a syscall name");
+    s->nr = (uint16_t)syscall_lookup(c->tok, c->len);
+    if (!token(c))
+        return fail(c, "the return value (a number or ?)");
+    if (tok_is(c, "?"))
+        s->ret_known = false;
+    else if (!parse_i64(c->tok, c->len, &s->ret))
+        return fail(c, "the return value (a number or ?)");
+    unsigned seen = 0;
+    while (token(c))
+        if (!sys_field(c, s, &seen))
+            return false;
+    return true;
+}
+
+/* Undoes g_strescape(): \b \f \n \r \t \v \\ \" and \ooo octal (1 to 3
+ * digits). Stops at the closing quote; NULL on a bad escape, a NUL byte, a
+ * missing closing quote or a path over PATH_MAX_BYTES. *end gets the quote. */
+static char *unescape_quoted(const char *s, const char **end)
+{
+    static const char from[] = "bfnrtv\\\"", to[] = "\b\f\n\r\t\v\\\"";
+    GString *out = g_string_sized_new(64);
+    while (*s && *s != '"' && out->len <= PATH_MAX_BYTES) {
+        if (*s != '\\') {
+            g_string_append_c(out, *s++);
+            continue;
+        }
+        s++;
+        const char *hit = *s ? strchr(from, *s) : NULL;
+        if (hit) {
+            g_string_append_c(out, to[hit - from]);
+            s++;
+            continue;
+        }
+        unsigned v = 0, n = 0;
+        while (n < 3 && *s >= '0' && *s <= '7')
+            v = v * 8 + (unsigned)(*s++ - '0'), n++;
+        if (n == 0 || v == 0 || v > 255)
+            break;
+        g_string_append_c(out, (char)v);
+    }
+    if (*s != '"' || out->len > PATH_MAX_BYTES) {
+        g_string_free(out, TRUE);
+        return NULL;
+    }
+    *end = s;
+    return g_string_free(out, FALSE);
+}
+
+/* exec "PATH": a C-escaped quoted string, the rest of the line. */
+static bool parse_exec(Cur *c, TraceEvent *ev)
+{
+    while (*c->p == ' ' || *c->p == '\t')
+        c->p++;
+    c->tok = c->p;
+    c->len = strlen(c->p);
+    const char *q = NULL;
+    char *path = *c->p == '"' ? unescape_quoted(c->p + 1, &q) : NULL;
+    if (!path)
+        return fail(c, "a quoted path (C escapes, at most 4000 bytes)");
+    ev->u.exec.path = g_intern_string(path);
+    g_free(path);
+    c->p = q + 1;
+    return true;
+}
+
+static bool parse_exit(Cur *c, TraceEvent *ev)
+{
+    int64_t st;
+    if (!token(c))
+        return fail(c, "an exit status or a signal name");
+    if (c->len > 3 && memcmp(c->tok, "SIG", 3) == 0) {
+        if (!(ev->u.exit.signal = intern_word(c->tok, c->len)))
+            return fail(c, "a signal name");
+        if (token(c)) {
+            if (!tok_is(c, "core"))
+                return fail(c, "'core' or the end of the line");
+            ev->u.exit.core = true;
+        }
+        return true;
+    }
+    if (!parse_i64(c->tok, c->len, &st) || st < INT32_MIN || st > INT32_MAX)
+        return fail(c, "an exit status or a signal name");
+    ev->u.exit.status = (int32_t)st;
+    return true;
+}
+
+static bool parse_map(Cur *c, TraceEvent *ev)
+{
+    if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.map.addr))
+        return fail(c, "an address");
+    if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.map.len))
+        return fail(c, "a length in bytes");
+    if (ev->kind == TRACE_EV_MUNMAP)
+        return true;
+    if (!token(c) || !parse_prot(c->tok, c->len, &ev->u.map.prot))
+        return fail(c, "protection as rwx, r-x, --- ...");
+    while (ev->kind == TRACE_EV_MMAP && token(c)) {
+        if (tok_is(c, "shared"))
+            ev->u.map.flags |= TRACE_MAP_SHARED;
+        else if (tok_is(c, "anon"))
+            ev->u.map.flags |= TRACE_MAP_ANON;
+        else
+            return fail(c, "'shared', 'anon' or the end of the line");
+    }
+    return true;
+}
+
+static bool parse_body(Cur *c, TraceEvent *ev)
+{
+    TracePattern pat;
+    char word[8];
+    switch ((TraceEventKind)ev->kind) {
+    case TRACE_EV_USER:
+        if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.user.insns))
+            return fail(c, "an instruction count");
+        if (!token(c) || !parse_u32(c->tok, c->len, &ev->u.user.pages) || !ev->u.user.pages)
+            return fail(c, "a working set in pages (1 or more)");
+        if (!token(c) || c->len >= sizeof word)
+            return fail(c, "an access pattern (seq, rand or hot)");
+        memcpy(word, c->tok, c->len);
+        word[c->len] = '\0';
+        if (!trace_pattern_parse(word, &pat))
+            return fail(c, "an access pattern (seq, rand or hot)");
+        ev->u.user.pattern = (uint8_t)pat;
+        return true;
+    case TRACE_EV_SYSCALL: return parse_sys(c, &ev->u.sys);
+    case TRACE_EV_FORK:
+        if (!token(c) || !parse_u32(c->tok, c->len, &ev->u.fork.child))
+            return fail(c, "the child's pid");
+        if (token(c)) {
+            if (!tok_is(c, "shared"))
+                return fail(c, "'shared' or the end of the line");
+            ev->u.fork.shared_vm = true;
+        }
+        return true;
+    case TRACE_EV_EXEC: return parse_exec(c, ev);
+    case TRACE_EV_EXIT: return parse_exit(c, ev);
+    case TRACE_EV_SWITCH: return true;
+    case TRACE_EV_SIGNAL:
+        if (!token(c) || !(ev->u.signal.name = intern_word(c->tok, c->len)))
+            return fail(c, "a signal name");
+        return true;
+    case TRACE_EV_MMAP:
+    case TRACE_EV_MUNMAP:
+    case TRACE_EV_MPROTECT: return parse_map(c, ev);
+    case TRACE_EV_BRK:
+        if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.brk.addr))
+            return fail(c, "the new break address");
+        return true;
+    case TRACE_EV_COUNT: break;
+    }
+    g_assert_not_reached();
+}
+
+bool trace_parse_event(const char *line, TraceEvent *ev, const char *name, uint64_t lineno,
+                       GError **err)
+{
+    Cur c = {.p = line, .name = name, .lineno = lineno, .err = err};
+    uint32_t pid;
+    if (!token(&c) || !parse_u32(c.tok, c.len, &pid))
+        return fail(&c, "an event: PID KIND ...");
+    if (!token(&c))
+        return fail(&c, "an event kind (user, sys, fork, exec, exit, switch, signal, mmap, "
+                        "munmap, mprotect, brk)");
+    int kind;
+    for (kind = 0; kind < TRACE_EV_COUNT; kind++)
+        if (tok_is(&c, kind_names[kind]))
+            break;
+    if (kind == TRACE_EV_COUNT)
+        return fail(&c, "an event kind (user, sys, fork, exec, exit, switch, signal, mmap, "
+                        "munmap, mprotect, brk)");
+    trace_event_init(ev, (TraceEventKind)kind, pid);
+    if (!parse_body(&c, ev))
+        return false;
+    if (token(&c))
+        return fail(&c, "the end of the line");
+    return true;
+}
+
+/* ---------------- formatting ---------------- */
+
+static char *put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+static char *put_i64(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return put_u64(p, (uint64_t)0 - (uint64_t)v);
+    }
+    return put_u64(p, (uint64_t)v);
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    int n = 0;
+    p = put_str(p, "0x");
+    do
+        tmp[n++] = digits[v & 15];
+    while ((v >>= 4) != 0);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+static char *put_usec(char *p, uint64_t ns)
+{
+    p = put_u64(p, ns / 1000);
+    unsigned frac = (unsigned)(ns % 1000);
+    if (frac) {
+        char d[3] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+                     (char)('0' + frac % 10)};
+        int n = d[2] != '0' ? 3 : d[1] != '0' ? 2 : 1;
+        *p++ = '.';
+        memcpy(p, d, (size_t)n);
+        p += n;
+    }
+    return p;
+}
+
+static char *put_prot(char *p, uint8_t prot)
+{
+    *p++ = prot & TRACE_PROT_READ ? 'r' : '-';
+    *p++ = prot & TRACE_PROT_WRITE ? 'w' : '-';
+    *p++ = prot & TRACE_PROT_EXEC ? 'x' : '-';
+    return p;
+}
+
+static char *put_sys(char *p, const TraceSyscall *s)
+{
+    p = put_str(p, s->name);
+    *p++ = ' ';
+    p = s->ret_known ? put_i64(p, s->ret) : put_str(p, "?");
+    if (s->err)
+        p = put_str(put_str(p, " err="), s->err);
+    if (s->fd != TRACE_FD_NONE)
+        p = put_i64(put_str(p, " fd="), s->fd);
+    if (s->req)
+        p = put_u64(put_str(p, " req="), s->req);
+    if (s->in)
+        p = put_u64(put_str(p, " in="), s->in);
+    if (s->out)
+        p = put_u64(put_str(p, " out="), s->out);
+    if (s->dur_ns)
+        p = put_usec(put_str(p, " dur="), s->dur_ns);
+    if (s->blocked)
+        p = put_str(p, " blocked");
+    if (s->op)
+        p = put_str(put_str(p, " op="), s->op);
+    return p;
+}
+
+size_t trace_format_event(const TraceEvent *ev, char *buf)
+{
+    char *p = put_u64(buf, ev->pid);
+    *p++ = ' ';
+    p = put_str(p, trace_kind_name((TraceEventKind)ev->kind));
+    switch ((TraceEventKind)ev->kind) {
+    case TRACE_EV_USER:
+        p = put_u64(put_str(p, " "), ev->u.user.insns);
+        p = put_u64(put_str(p, " "), ev->u.user.pages);
+        p = put_str(put_str(p, " "), trace_pattern_name((TracePattern)ev->u.user.pattern));
+        break;
+    case TRACE_EV_SYSCALL: p = put_sys(put_str(p, " "), &ev->u.sys); break;
+    case TRACE_EV_FORK:
+        p = put_u64(put_str(p, " "), ev->u.fork.child);
+        if (ev->u.fork.shared_vm)
+            p = put_str(p, " shared");
+        break;
+    case TRACE_EV_EXEC: {
+        char *esc = g_strescape(ev->u.exec.path, NULL);
+        g_assert(strlen(esc) <= 4 * PATH_MAX_BYTES);
+        p = put_str(put_str(put_str(p, " \""), esc), "\"");
+        g_free(esc);
+        break;
+    }
+    case TRACE_EV_EXIT:
+        if (ev->u.exit.signal) {
+            p = put_str(put_str(p, " "), ev->u.exit.signal);
+            if (ev->u.exit.core)
+                p = put_str(p, " core");
+        } else {
+            p = put_i64(put_str(p, " "), ev->u.exit.status);
+        }
+        break;
+    case TRACE_EV_SWITCH: break;
+    case TRACE_EV_SIGNAL: p = put_str(put_str(p, " "), ev->u.signal.name); break;
+    case TRACE_EV_MMAP:
+    case TRACE_EV_MUNMAP:
+    case TRACE_EV_MPROTECT:
+        p = put_hex(put_str(p, " "), ev->u.map.addr);
+        p = put_u64(put_str(p, " "), ev->u.map.len);
+        if (ev->kind != TRACE_EV_MUNMAP)
+            p = put_prot(put_str(p, " "), ev->u.map.prot);
+        if (ev->kind == TRACE_EV_MMAP && (ev->u.map.flags & TRACE_MAP_SHARED))
+            p = put_str(p, " shared");
+        if (ev->kind == TRACE_EV_MMAP && (ev->u.map.flags & TRACE_MAP_ANON))
+            p = put_str(p, " anon");
+        break;
+    case TRACE_EV_BRK: p = put_hex(put_str(p, " "), ev->u.brk.addr); break;
+    case TRACE_EV_COUNT: g_assert_not_reached();
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
+}

@@ -1,0 +1,193 @@
+/* Reading a trace: the version line, the header, then one event per call.
+ * Besides the grammar (trace.c) the reader checks the one rule that spans
+ * lines: events belong to the running pid. The first event's pid runs; a
+ * `switch` makes another pid run; after the running pid's `exit` nothing
+ * runs until the next `switch`. A replay can therefore trust that every
+ * context switch in the trace is an explicit event. */
+#include "replay/linereader.h"
+#include "replay/trace.h"
+
+#include <string.h>
+
+struct TraceReader {
+    LineReader *lines;
+    TraceHeader *header;
+    char *pending;       /* first event line, read while scanning the header */
+    uint64_t pending_lineno;
+    bool running;        /* a pid runs */
+    bool started;        /* an event was returned */
+    uint32_t current;
+};
+
+static bool set_parse_error(GError **err, const TraceReader *r, uint64_t lineno,
+                            const char *what)
+{
+    g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE, "%s:%" G_GUINT64_FORMAT ": %s",
+                linereader_path(r->lines), lineno, what);
+    return false;
+}
+
+/* Next line that is neither blank nor a comment; NULL at the end or on
+ * error. Lines that cannot be used whole (cut, NUL bytes) are errors. */
+static char *next_line(TraceReader *r, GError **err)
+{
+    for (;;) {
+        size_t len;
+        char *line;
+        if (!linereader_next(r->lines, &line, &len, err))
+            return NULL;
+        uint64_t no = linereader_lineno(r->lines);
+        if (memchr(line, '\0', len)) {
+            set_parse_error(err, r, no, "NUL byte in line (expected text)");
+            return NULL;
+        }
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '\0' && *p != '#')
+            return line;
+    }
+}
+
+static bool read_version(TraceReader *r, GError **err)
+{
+    size_t len;
+    GError *e = NULL;
+    char *line;
+    if (!linereader_next(r->lines, &line, &len, &e)) {
+        if (e)
+            g_propagate_error(err, e);
+        else
+            set_parse_error(err, r, 1, "empty file (expected '" TRACE_VERSION_PREFIX " 1')");
+        return false;
+    }
+    size_t plen = strlen(TRACE_VERSION_PREFIX);
+    if (strncmp(line, TRACE_VERSION_PREFIX " ", plen + 1) != 0) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                    "%s:1: expected '" TRACE_VERSION_PREFIX " 1' as the first line, got '%.40s'",
+                    linereader_path(r->lines), line);
+        return false;
+    }
+    if (strcmp(line + plen + 1, "1") != 0) {
+        g_set_error(err, TRACE_ERROR, TRACE_ERROR_VERSION,
+                    "%s:1: trace format version '%.20s' (this vmsplit reads version %d)",
+                    linereader_path(r->lines), line + plen + 1, TRACE_FORMAT_VERSION);
+        return false;
+    }
+    return true;
+}
+
+/* "@key value" lines up to the first event, which is kept in pending. */
+static bool read_header(TraceReader *r, GError **err)
+{
+    GError *e = NULL;
+    char *line;
+    while ((line = next_line(r, &e)) != NULL) {
+        if (*line != '@') {
+            r->pending = g_strdup(line);
+            r->pending_lineno = linereader_lineno(r->lines);
+            return true;
+        }
+        char *sp = strchr(line, ' ');
+        char *key = g_strndup(line + 1, sp ? (gsize)(sp - line - 1) : strlen(line + 1));
+        bool ok = *key != '\0';
+        for (const char *k = key; *k && ok; k++)
+            ok = g_ascii_islower(*k) || g_ascii_isdigit(*k) || *k == '-';
+        if (ok)
+            trace_header_set(r->header, key, sp ? sp + 1 : "");
+        g_free(key);
+        if (!ok)
+            return set_parse_error(err, r, linereader_lineno(r->lines),
+                                   "expected a header line '@key value' with a key of "
+                                   "[a-z0-9-] characters");
+    }
+    if (e) {
+        g_propagate_error(err, e);
+        return false;
+    }
+    return true; /* a trace with a header and no events */
+}
+
+TraceReader *trace_reader_open(const char *path, GError **err)
+{
+    LineReader *lines = linereader_open(path, err);
+    if (!lines)
+        return NULL;
+    TraceReader *r = g_new0(TraceReader, 1);
+    r->lines = lines;
+    r->header = trace_header_new();
+    if (!read_version(r, err) || !read_header(r, err)) {
+        trace_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+const TraceHeader *trace_reader_header(const TraceReader *r) { return r->header; }
+const char *trace_reader_name(const TraceReader *r) { return linereader_path(r->lines); }
+
+uint64_t trace_reader_line(const TraceReader *r)
+{
+    return r->pending ? r->pending_lineno : linereader_lineno(r->lines);
+}
+
+/* The cross-line rule: only the running pid has events. */
+static bool check_running(TraceReader *r, const TraceEvent *ev, uint64_t no, GError **err)
+{
+    if (ev->kind == TRACE_EV_SWITCH || !r->started) {
+        r->running = true;
+        r->current = ev->pid;
+    } else if (!r->running || r->current != ev->pid) {
+        char *msg = r->running
+            ? g_strdup_printf("event for pid %u while pid %u runs (expected '%u switch' first)",
+                              ev->pid, r->current, ev->pid)
+            : g_strdup_printf("event for pid %u after the running pid exited (expected "
+                              "'%u switch' first)", ev->pid, ev->pid);
+        set_parse_error(err, r, no, msg);
+        g_free(msg);
+        return false;
+    }
+    r->started = true;
+    if (ev->kind == TRACE_EV_EXIT)
+        r->running = false;
+    return true;
+}
+
+bool trace_reader_next(TraceReader *r, TraceEvent *ev, GError **err)
+{
+    char *line;
+    uint64_t no;
+    if (r->pending) {
+        line = r->pending;
+        no = r->pending_lineno;
+    } else {
+        GError *e = NULL;
+        line = next_line(r, &e);
+        if (!line) {
+            if (e)
+                g_propagate_error(err, e);
+            return false;
+        }
+        no = linereader_lineno(r->lines);
+        if (*line == '@')
+            return set_parse_error(err, r, no, "an event (header lines '@key value' must come "
+                                               "before the first event)");
+    }
+    bool ok = trace_parse_event(line, ev, linereader_path(r->lines), no, err) &&
+              check_running(r, ev, no, err);
+    if (r->pending) {
+        g_free(r->pending);
+        r->pending = NULL;
+    }
+    return ok;
+}
+
+void trace_reader_close(TraceReader *r)
+{
+    if (!r)
+        return;
+    linereader_close(r->lines);
+    trace_header_free(r->header);
+    g_free(r->pending);
+    g_free(r);
+}
