@@ -68,6 +68,8 @@ typedef struct Preset {
      * large pages share the 4 KiB array when its page_sizes includes them. */
     TlbGeom itlb_4k, itlb_large, dtlb_4k, dtlb_large;
     TlbGeom stlb;                /* unified second level; entries == 0: none */
+    bool stlb_data_only;         /* the second level backs the DTLB only
+                                  * (Core 2's DTLB1); ITLB misses walk */
     unsigned pde_cache_entries;  /* paging-structure cache; 0: none */
     char *tlb_policy;            /* "lru", "plru", "fifo", "random" */
 
@@ -81,6 +83,9 @@ typedef struct Preset {
     CpuCosts cost;
 } Preset;
 
+/* The preset used when none is named: the 2003 x86 server. */
+#define PRESET_DEFAULT "p4-northwood"
+
 /* Load a preset by name (looked up in the source tree's presets/, then the
  * installed data dir) or by path (anything containing '/' or ending .ini).
  * Strict: unknown keys, missing keys, bad geometry are errors naming the
@@ -91,7 +96,13 @@ void preset_free(Preset *p);
 /* Names of the bundled presets, sorted; free with g_strfreev. */
 char **preset_list(void);
 
-/* The directory the bundled presets are read from. */
+/* The directory the bundled presets are read from: $VMSPLIT_PRESET_DIR,
+ * else the source tree's presets/ if it exists, else the installed one. */
 const char *preset_dir(void);
+
+/* The resolved preset, every key grouped as in the files: as .ini text
+ * (itself a valid preset file) or as a JSON object of groups. g_free. */
+char *preset_to_ini(const Preset *p);
+char *preset_to_json(const Preset *p);
 
 #endif
