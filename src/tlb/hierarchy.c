@@ -1,0 +1,357 @@
+/* The TLB hierarchy of one core. See hierarchy.h. */
+#include "tlb/hierarchy.h"
+
+#include <string.h>
+
+#include "tlb/pde_cache.h"
+#include "tlb/tlb_priv.h"
+
+enum { SIDE_DATA = 0, SIDE_INSN = 1 };
+
+typedef struct {
+    Tlb *small;                  /* 4 KiB pages (and 2 MiB when shared) */
+    Tlb *large;                  /* separate 2 MiB array, or NULL */
+    Tlb *for_size[TLB_NPAGESIZES]; /* first-level array per page size, or NULL */
+} Side;
+
+struct TlbHierarchy {
+    Side side[2];
+    Tlb *stlb;
+    Tlb *stlb_for[2];            /* per side: the STLB, or NULL if it does not back it */
+    unsigned stlb_latency;
+    PdeCache *pde;
+    unsigned pde_entries;
+    Tlb *arrays[5];
+    unsigned narrays;
+    TlbStats stats;
+};
+
+void tlb_hier_config_from_preset(TlbHierConfig *c, const Preset *p)
+{
+    *c = (TlbHierConfig){
+        .itlb_4k = p->itlb_4k, .itlb_large = p->itlb_large,
+        .dtlb_4k = p->dtlb_4k, .dtlb_large = p->dtlb_large,
+        .stlb = p->stlb, .stlb_data_only = p->stlb_data_only,
+        .pde_cache_entries = p->pde_cache_entries,
+        .policy = p->tlb_policy,
+    };
+}
+
+TlbHierarchy *tlb_hier_new(const Preset *p, uint64_t seed, GError **err)
+{
+    TlbHierConfig c;
+    tlb_hier_config_from_preset(&c, p);
+    return tlb_hier_new_config(&c, seed, err);
+}
+
+#define LARGE_SIZES (PRESET_PG_2M | PRESET_PG_4M)
+
+/* Create one array if it exists; *ok goes false on error. */
+static Tlb *add_array(TlbHierarchy *h, const char *name, const TlbGeom *g,
+                      const TlbPolicy *pol, uint64_t *seed, unsigned need,
+                      GError **err, bool *ok)
+{
+    if (!*ok || g->entries == 0)
+        return NULL;
+    if (need && !(g->page_sizes & need)) {
+        g_set_error(err, TLB_ERROR, TLB_ERROR_GEOMETRY, "%s: %s", name,
+                    need == PRESET_PG_4K
+                        ? "must hold 4K pages; its page_sizes lacks 4K"
+                        : "must hold large pages; its page_sizes lists neither 2M nor 4M");
+        *ok = false;
+        return NULL;
+    }
+    /* Each array draws from its own stream so that adding an array does
+     * not change another's random victims. */
+    Tlb *t = tlb_new(name, g, pol, tlb_splitmix64(seed), err);
+    if (!t) {
+        *ok = false;
+        return NULL;
+    }
+    h->arrays[h->narrays++] = t;
+    return t;
+}
+
+static void side_wire(Side *sd)
+{
+    if (sd->small && tlb_holds(sd->small, TLB_PAGE_4K))
+        sd->for_size[TLB_PAGE_4K] = sd->small;
+    if (sd->large)
+        sd->for_size[TLB_PAGE_2M] = sd->large;
+    else if (sd->small && tlb_holds(sd->small, TLB_PAGE_2M))
+        sd->for_size[TLB_PAGE_2M] = sd->small;
+}
+
+TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
+                                  GError **err)
+{
+    const TlbPolicy *pol = tlb_policy_find(c->policy ? c->policy : "lru", err);
+    if (!pol)
+        return NULL;
+    TlbHierarchy *h = g_new0(TlbHierarchy, 1);
+    bool ok = true;
+    uint64_t s = seed;
+    Side *i = &h->side[SIDE_INSN], *d = &h->side[SIDE_DATA];
+    i->small = add_array(h, "itlb_4k", &c->itlb_4k, pol, &s, PRESET_PG_4K, err, &ok);
+    i->large = add_array(h, "itlb_large", &c->itlb_large, pol, &s, LARGE_SIZES, err, &ok);
+    d->small = add_array(h, "dtlb_4k", &c->dtlb_4k, pol, &s, PRESET_PG_4K, err, &ok);
+    d->large = add_array(h, "dtlb_large", &c->dtlb_large, pol, &s, LARGE_SIZES, err, &ok);
+    h->stlb = add_array(h, "stlb", &c->stlb, pol, &s, 0, err, &ok);
+    if (!ok) {
+        tlb_hier_free(h);
+        return NULL;
+    }
+    side_wire(i);
+    side_wire(d);
+    h->stlb_for[SIDE_DATA] = h->stlb;
+    h->stlb_for[SIDE_INSN] = c->stlb_data_only ? NULL : h->stlb;
+    h->stlb_latency = h->stlb ? c->stlb.hit_latency : 0;
+    h->pde_entries = c->pde_cache_entries;
+    if (h->pde_entries)
+        h->pde = pde_cache_new(h->pde_entries);
+    return h;
+}
+
+void tlb_hier_free(TlbHierarchy *h)
+{
+    if (!h)
+        return;
+    for (unsigned i = 0; i < h->narrays; i++)
+        tlb_free(h->arrays[i]);
+    pde_cache_free(h->pde);
+    g_free(h);
+}
+
+/* ---- lookup and fill ------------------------------------------------- */
+
+/* Fill one array (if it exists) and add its evictions to the total. */
+static void fill_array(TlbHierarchy *h, Tlb *t, const TlbEntry *e,
+                       Access access, int cpl)
+{
+    TlbFillInfo fi;
+    if (!t)
+        return;
+    tlb_fill(t, e, access, cpl, &fi);
+    h->stats.evictions += fi.evicted + fi.superseded;
+}
+
+/* tlb_hier_lookup for everything but a first-level hit on the fast path
+ * (tlb_hit_fast changed nothing, so this starts from scratch): the 4 KiB
+ * array in full, the large-page array, the STLB, the miss. Out of line so
+ * that the hit path needs no register saves for it. */
+static G_NO_INLINE TlbResult lookup_slow(TlbHierarchy *h, uint32_t lin,
+                                         Access access, int cpl, uint16_t pcid,
+                                         TlbEntry *out, unsigned *extra_cycles)
+{
+    unsigned side = access == ACCESS_EXEC;
+    Side *sd = &h->side[side];
+    unsigned p = TLB_PRIV(cpl);
+    const TlbEntry *e = NULL;
+    TlbResult r = TLB_MISS;
+    Tlb *t = sd->small;
+    h->stats.lookups[access][p]++;
+
+    if (t)
+        r = tlb_lookup_slow(t, lin, pcid, access, cpl, &e);
+    if (r == TLB_MISS && sd->large) {
+        t = sd->large;
+        r = tlb_lookup_inline(t, lin, pcid, access, cpl, &e);
+    }
+    if (r == TLB_HIT) {
+        h->stats.hits[access][p]++;
+        *out = *e;
+        *extra_cycles = t->geom.hit_latency;
+        return TLB_HIT;
+    }
+    *extra_cycles = 0;
+    if (r == TLB_MISS && h->stlb_for[side]) {
+        *extra_cycles = h->stlb_latency;
+        r = tlb_lookup_inline(h->stlb_for[side], lin, pcid, access, cpl, &e);
+        if (r == TLB_HIT) {
+            *out = *e;     /* copy first: the refill may not keep e valid */
+            fill_array(h, sd->for_size[out->page_size], out, access, cpl);
+            h->stats.hits[access][p]++;
+            h->stats.stlb_hits[access][p]++;
+            return TLB_HIT_STLB;
+        }
+    }
+    h->stats.misses[access][p]++;
+    if (r == TLB_MISS_DIRTY)
+        h->stats.dirty_walks[access][p]++;
+    return r;
+}
+
+TlbResult tlb_hier_lookup(TlbHierarchy *h, uint32_t lin, Access access,
+                          int cpl, uint16_t pcid, TlbEntry *out,
+                          unsigned *extra_cycles)
+{
+    Tlb *t = h->side[access == ACCESS_EXEC].small;
+    const TlbEntry *e;
+    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast(t, lin, pcid, access, cpl)))) {
+        unsigned p = TLB_PRIV(cpl);
+        h->stats.lookups[access][p]++;
+        h->stats.hits[access][p]++;
+        *out = *e;
+        *extra_cycles = t->geom.hit_latency;
+        return TLB_HIT;
+    }
+    return lookup_slow(h, lin, access, cpl, pcid, out, extra_cycles);
+}
+
+void tlb_hier_fill(TlbHierarchy *h, Access access, int cpl, const TlbEntry *e)
+{
+    g_assert(e->page_size < TLB_NPAGESIZES);
+    unsigned side = access == ACCESS_EXEC;
+    Tlb *stlb = h->stlb_for[side];
+    h->stats.fills[access][TLB_PRIV(cpl)]++;
+    fill_array(h, h->side[side].for_size[e->page_size], e, access, cpl);
+    if (stlb && tlb_holds(stlb, (TlbPageSize)e->page_size))
+        fill_array(h, stlb, e, access, cpl);
+}
+
+void tlb_entry_from_walk(TlbEntry *e, uint32_t lin, const PaeWalk *w,
+                         uint16_t pcid, bool pge)
+{
+    g_assert(!w->fault);
+    TlbPageSize s = w->page_size == PAE_PAGE_2M ? TLB_PAGE_2M : TLB_PAGE_4K;
+    *e = (TlbEntry){
+        .vpn = lin >> tlb_page_shift(s),
+        .page_size = (uint8_t)s,
+        .pcid = pcid,
+        .frame = w->frame,
+        .rw = w->rw, .us = w->us, .nx = w->nx,
+        .dirty = w->dirty,
+        .global = w->global && pge,
+    };
+}
+
+/* ---- flushes --------------------------------------------------------- */
+
+static unsigned hier_flush(TlbHierarchy *h, TlbFlushCause cause, uint32_t lin,
+                           uint16_t pcid)
+{
+    unsigned n = 0, pn = 0;
+    for (unsigned i = 0; i < h->narrays; i++) {
+        Tlb *t = h->arrays[i];
+        switch (cause) {
+        case TLB_FLUSH_INVLPG: n += tlb_invlpg(t, lin, pcid); break;
+        case TLB_FLUSH_CR3:
+        case TLB_FLUSH_PCID: n += tlb_flush_nonglobal(t, pcid, cause); break;
+        case TLB_FLUSH_PGE: n += tlb_flush_all(t); break;
+        }
+    }
+    /* Paging-structure caches hold no global entries: every cause but a
+     * full flush removes exactly the current/named PCID's entries (INVLPG
+     * too, regardless of address: SDM §4.10.4.1). */
+    if (h->pde)
+        pn = cause == TLB_FLUSH_PGE ? pde_cache_flush_all(h->pde)
+                                    : pde_cache_flush_pcid(h->pde, pcid);
+    h->stats.pde_dropped += pn;
+    switch (cause) {
+    case TLB_FLUSH_CR3: h->stats.flushes_cr3++; h->stats.dropped_cr3 += n; break;
+    case TLB_FLUSH_INVLPG: h->stats.flushes_invlpg++; h->stats.dropped_invlpg += n; break;
+    case TLB_FLUSH_PCID: h->stats.flushes_pcid++; h->stats.dropped_pcid += n; break;
+    case TLB_FLUSH_PGE: h->stats.flushes_pge++; h->stats.dropped_pge += n; break;
+    }
+    return n;
+}
+
+unsigned tlb_hier_invlpg(TlbHierarchy *h, uint32_t lin, uint16_t pcid)
+{
+    return hier_flush(h, TLB_FLUSH_INVLPG, lin, pcid);
+}
+
+unsigned tlb_hier_flush_nonglobal(TlbHierarchy *h, uint16_t pcid)
+{
+    return hier_flush(h, TLB_FLUSH_CR3, 0, pcid);
+}
+
+unsigned tlb_hier_flush_pcid(TlbHierarchy *h, uint16_t pcid)
+{
+    return hier_flush(h, TLB_FLUSH_PCID, 0, pcid);
+}
+
+unsigned tlb_hier_flush_all(TlbHierarchy *h)
+{
+    return hier_flush(h, TLB_FLUSH_PGE, 0, 0);
+}
+
+/* ---- PDE cache ------------------------------------------------------- */
+
+bool tlb_hier_pde_lookup(TlbHierarchy *h, uint32_t lin, uint16_t pcid,
+                         uint64_t *pde, uint64_t *pde_pa)
+{
+    if (!h->pde)
+        return false;
+    h->stats.pde_lookups++;
+    bool hit = pde_cache_lookup(h->pde, lin, pcid, pde, pde_pa);
+    h->stats.pde_hits += hit;
+    return hit;
+}
+
+void tlb_hier_pde_fill(TlbHierarchy *h, uint32_t lin, uint16_t pcid,
+                       uint64_t pde, uint64_t pde_pa)
+{
+    if (!h->pde)
+        return;
+    /* Only a PDE that references a page table is cached (§4.10.3.1); a
+     * 2 MiB PDE is a translation and belongs in the TLB. */
+    g_assert((pde & PAE_P) && !(pde & PAE_PS));
+    h->stats.pde_fills++;
+    h->stats.pde_evictions += pde_cache_fill(h->pde, lin, pcid, pde, pde_pa);
+}
+
+unsigned tlb_hier_pde_entries(const TlbHierarchy *h) { return h->pde_entries; }
+
+/* ---- statistics and inspection -------------------------------------- */
+
+const TlbStats *tlb_hier_stats(const TlbHierarchy *h) { return &h->stats; }
+unsigned tlb_hier_array_count(const TlbHierarchy *h) { return h->narrays; }
+const Tlb *tlb_hier_stlb(const TlbHierarchy *h) { return h->stlb; }
+
+void tlb_hier_stats_reset(TlbHierarchy *h)
+{
+    memset(&h->stats, 0, sizeof h->stats);
+    for (unsigned i = 0; i < h->narrays; i++)
+        tlb_stats_reset(h->arrays[i]);
+}
+
+const Tlb *tlb_hier_array(const TlbHierarchy *h, unsigned i)
+{
+    g_assert(i < h->narrays);
+    return h->arrays[i];
+}
+
+const Tlb *tlb_hier_l1(const TlbHierarchy *h, Access access, TlbPageSize s)
+{
+    g_assert(s < TLB_NPAGESIZES);
+    return h->side[access == ACCESS_EXEC].for_size[s];
+}
+
+void tlb_hier_print_stats(const TlbHierarchy *h, FILE *out, bool skip_zero)
+{
+    const char *titles[6] = { "total" };
+    const TlbStats *stats[6] = { &h->stats };
+    for (unsigned i = 0; i < h->narrays; i++) {
+        titles[i + 1] = tlb_name(h->arrays[i]);
+        stats[i + 1] = tlb_stats(h->arrays[i]);
+    }
+    tlb_stats_print_table(out, h->narrays + 1, titles, stats, skip_zero);
+}
+
+void tlb_hier_stats_to_json(const TlbHierarchy *h, JsonBuilder *b)
+{
+    json_builder_set_member_name(b, "total");
+    json_builder_begin_object(b);
+    tlb_stats_to_json(&h->stats, b);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "arrays");
+    json_builder_begin_object(b);
+    for (unsigned i = 0; i < h->narrays; i++) {
+        json_builder_set_member_name(b, tlb_name(h->arrays[i]));
+        json_builder_begin_object(b);
+        tlb_stats_to_json(tlb_stats(h->arrays[i]), b);
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
+}

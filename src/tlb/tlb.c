@@ -1,0 +1,371 @@
+/* One modelled TLB array. See tlb.h for the semantics and model choices,
+ * tlb_priv.h for the slot layout and the inline hit path. */
+#include "tlb/tlb.h"
+
+#include <string.h>
+
+#include "tlb/tlb_priv.h"
+
+G_DEFINE_QUARK(vmsplit-tlb-error-quark, tlb_error)
+
+/* ---- construction ---------------------------------------------------- */
+
+static bool is_pow2(unsigned x) { return x && !(x & (x - 1)); }
+
+static bool check_geom(const char *name, const TlbGeom *g, GError **err)
+{
+    const char *why = NULL;
+    g_autofree char *msg = NULL;
+    if (g->entries == 0)
+        why = "has no entries";
+    else if (g->entries > 32767)
+        msg = g_strdup_printf("has %u entries; the model supports at most 32767",
+                              g->entries);
+    else if (g->ways == 0 || g->ways > g->entries || g->entries % g->ways)
+        msg = g_strdup_printf("%u ways do not divide %u entries", g->ways,
+                              g->entries);
+    else if (!is_pow2(g->entries / g->ways))
+        msg = g_strdup_printf("%u entries / %u ways = %u sets, which is not a "
+                              "power of two", g->entries, g->ways,
+                              g->entries / g->ways);
+    else if (!(g->page_sizes & (PRESET_PG_4K | PRESET_PG_2M | PRESET_PG_4M)))
+        why = "holds no page size (expected 4K, 2M and/or 4M)";
+    else if (g->page_sizes & ~(PRESET_PG_4K | PRESET_PG_2M | PRESET_PG_4M))
+        why = "lists an unknown page size";
+    if (!why && !msg)
+        return true;
+    g_set_error(err, TLB_ERROR, TLB_ERROR_GEOMETRY, "%s: %s", name,
+                why ? why : msg);
+    return false;
+}
+
+Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
+             uint64_t seed, GError **err)
+{
+    g_return_val_if_fail(name && geom && policy, NULL);
+    if (!check_geom(name, geom, err))
+        return NULL;
+    unsigned sets = geom->entries / geom->ways;
+    GError *perr = NULL;
+    if (policy->check && !policy->check(sets, geom->ways, &perr)) {
+        g_set_error(err, TLB_ERROR, TLB_ERROR_GEOMETRY, "%s: %s", name,
+                    perr->message);
+        g_error_free(perr);
+        return NULL;
+    }
+
+    Tlb *t = g_new0(Tlb, 1);
+    t->name = g_strdup(name);
+    t->geom = *geom;
+    t->policy = policy;
+    t->ways = geom->ways;
+    t->sets = sets;
+    t->set_mask = sets - 1;
+    if (geom->page_sizes & PRESET_PG_4K)
+        t->sizes[t->nsizes++] = TLB_PAGE_4K;
+    if (geom->page_sizes & (PRESET_PG_2M | PRESET_PG_4M))
+        t->sizes[t->nsizes++] = TLB_PAGE_2M;
+    for (unsigned i = 0; i < t->nsizes; i++) {
+        t->shifts[i] = (uint8_t)tlb_page_shift((TlbPageSize)t->sizes[i]);
+        t->key_base[i] = make_key(t->sizes[i], 0, 0);
+        t->hash_salt[i] = (uint32_t)t->sizes[i] << 30;
+    }
+    t->tag = g_new(Tag, geom->entries);
+    t->ent = g_new0(TlbEntry, geom->entries);
+    for (unsigned i = 0; i < geom->entries; i++)
+        t->tag[i] = (Tag){ 0, MASK_FULL };
+    if (geom->entries > TLB_SCAN_ENTRIES) {
+        unsigned bits = 1;
+        while ((1u << bits) < 4 * geom->entries)
+            bits++;
+        t->hash_shift = 32 - bits;
+        t->bucket = g_new(int16_t, 1u << bits);
+        t->next = g_new(int16_t, geom->entries);
+        for (unsigned i = 0; i < (1u << bits); i++)
+            t->bucket[i] = NO_SLOT;
+    }
+    t->pstate = policy->create(sets, geom->ways, seed);
+    t->touch = policy->touch;
+    if (policy->stamps)
+        t->stamps = policy->stamps(t->pstate, &t->clock);
+    return t;
+}
+
+void tlb_free(Tlb *t)
+{
+    if (!t)
+        return;
+    t->policy->destroy(t->pstate);
+    g_free(t->tag);
+    g_free(t->ent);
+    g_free(t->bucket);
+    g_free(t->next);
+    g_free(t->name);
+    g_free(t);
+}
+
+/* ---- hash index ------------------------------------------------------ */
+
+static void index_link(Tlb *t, unsigned slot)
+{
+    if (!t->bucket)
+        return;
+    const TlbEntry *e = &t->ent[slot];
+    unsigned h = hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
+    t->next[slot] = t->bucket[h];
+    t->bucket[h] = (int16_t)slot;
+}
+
+static void index_unlink(Tlb *t, unsigned slot)
+{
+    if (!t->bucket)
+        return;
+    const TlbEntry *e = &t->ent[slot];
+    int16_t *p = &t->bucket[hash_page(t, (uint32_t)e->page_size << 30, e->vpn)];
+    while (*p != (int16_t)slot) {
+        g_assert(*p != NO_SLOT);
+        p = &t->next[*p];
+    }
+    *p = t->next[slot];
+}
+
+static void index_rebuild(Tlb *t)
+{
+    if (!t->bucket)
+        return;
+    memset(t->bucket, 0xff, sizeof(int16_t) << (32 - t->hash_shift));
+    for (unsigned i = 0; i < t->geom.entries; i++)
+        if (t->tag[i].key & KEY_VALID)
+            index_link(t, i);
+}
+
+/* ---- lookup ---------------------------------------------------------- */
+
+TlbResult tlb_lookup(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
+                     int cpl, const TlbEntry **out)
+{
+    return tlb_lookup_inline(t, lin, pcid, access, cpl, out);
+}
+
+void tlb_bad_pcid(uint16_t pcid)
+{
+    g_error("TLB lookup with PCID %u: PCIDs have %d bits", pcid, TLB_PCID_BITS);
+}
+
+TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
+                          int cpl, const TlbEntry **out)
+{
+    unsigned p = TLB_PRIV(cpl);
+    t->stats.lookups[access][p]++;
+    for (unsigned i = 0; i < t->nsizes; i++) {
+        int s = probe_size(t, i, lin, pcid);
+        if (s == NO_SLOT)
+            continue;
+        *out = &t->ent[s];
+        if (access == ACCESS_WRITE && !t->ent[s].dirty) {
+            t->stats.misses[access][p]++;
+            t->stats.dirty_walks[access][p]++;
+            return TLB_MISS_DIRTY;
+        }
+        t->stats.hits[access][p]++;
+        if (t->stamps) {
+            t->stamps[s] = ++*t->clock;
+        } else if (t->touch) {
+            unsigned set = (lin >> t->shifts[i]) & t->set_mask;
+            t->touch(t->pstate, set, (unsigned)s - set * t->ways);
+        }
+        return TLB_HIT;
+    }
+    t->stats.misses[access][p]++;
+    *out = NULL;
+    return TLB_MISS;
+}
+
+bool tlb_peek(const Tlb *t, uint32_t lin, uint16_t pcid, TlbEntry *out,
+              unsigned *set, unsigned *way)
+{
+    for (unsigned i = 0; i < t->nsizes; i++) {
+        int s = probe_size(t, i, lin, pcid);
+        if (s == NO_SLOT)
+            continue;
+        if (out)
+            *out = t->ent[s];
+        if (set)
+            *set = (unsigned)s / t->ways;
+        if (way)
+            *way = (unsigned)s % t->ways;
+        return true;
+    }
+    return false;
+}
+
+/* ---- fill ------------------------------------------------------------ */
+
+static void invalidate_slot(Tlb *t, unsigned slot)
+{
+    g_assert(t->tag[slot].key & KEY_VALID);
+    index_unlink(t, slot);
+    t->tag[slot] = (Tag){ 0, MASK_FULL };
+    t->nvalid--;
+}
+
+/* Would the entry in slot and a new entry (key, global) answer the same
+ * lookup? Same page, and same PCID or either one global. */
+static bool duplicates(const Tlb *t, unsigned slot, uint64_t key, bool global)
+{
+    uint64_t k = t->tag[slot].key;
+    if (!(k & KEY_VALID) || !same_page(k, key))
+        return false;
+    return global || t->ent[slot].global || k == key;
+}
+
+/* Find the first duplicate of the new entry in its set and invalidate any
+ * further ones (only possible after page tables changed a G bit). Returns
+ * the slot to refresh or NO_SLOT; *extra counts the entries removed. */
+static int take_duplicates(Tlb *t, unsigned base, uint64_t key, bool global,
+                           unsigned *extra)
+{
+    int first = NO_SLOT;
+    for (unsigned w = 0; w < t->ways; w++) {
+        if (!duplicates(t, base + w, key, global))
+            continue;
+        if (first == NO_SLOT) {
+            first = (int)(base + w);
+        } else {
+            invalidate_slot(t, base + w);
+            (*extra)++;
+        }
+    }
+    return first;
+}
+
+bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
+              TlbFillInfo *info)
+{
+    g_assert(e->pcid <= TLB_PCID_MAX);
+    g_assert(tlb_holds(t, (TlbPageSize)e->page_size));
+    uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
+    g_assert(e->vpn < (1u << (32 - tlb_page_shift((TlbPageSize)e->page_size))));
+    unsigned set = e->vpn & t->set_mask;
+    unsigned base = set * t->ways;
+    unsigned extra = 0;
+    TlbFillInfo fi = { .set = set };
+
+    int slot = take_duplicates(t, base, key, e->global, &extra);
+    if (slot != NO_SLOT) {
+        fi.refreshed = true;
+        invalidate_slot(t, (unsigned)slot);
+    } else {
+        for (unsigned w = 0; w < t->ways && slot == NO_SLOT; w++)
+            if (!(t->tag[base + w].key & KEY_VALID))
+                slot = (int)(base + w);
+        if (slot == NO_SLOT) {
+            unsigned v = t->policy->victim(t->pstate, set);
+            g_assert(v < t->ways);
+            slot = (int)(base + v);
+            fi.evicted = true;
+            fi.old = t->ent[slot];
+            invalidate_slot(t, (unsigned)slot);
+        }
+    }
+    fi.way = (unsigned)slot - base;
+    fi.superseded = extra;
+    t->ent[slot] = *e;
+    t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
+    t->nvalid++;
+    index_link(t, (unsigned)slot);
+    t->policy->insert(t->pstate, set, fi.way);
+    t->stats.fills[access][TLB_PRIV(cpl)]++;
+    t->stats.evictions += extra + (fi.evicted ? 1 : 0);
+    if (info)
+        *info = fi;
+    return fi.evicted;
+}
+
+/* ---- flushes --------------------------------------------------------- */
+
+static void count_flush(Tlb *t, TlbFlushCause cause, unsigned n)
+{
+    switch (cause) {
+    case TLB_FLUSH_CR3: t->stats.flushes_cr3++; t->stats.dropped_cr3 += n; break;
+    case TLB_FLUSH_INVLPG: t->stats.flushes_invlpg++; t->stats.dropped_invlpg += n; break;
+    case TLB_FLUSH_PCID: t->stats.flushes_pcid++; t->stats.dropped_pcid += n; break;
+    case TLB_FLUSH_PGE: t->stats.flushes_pge++; t->stats.dropped_pge += n; break;
+    }
+}
+
+unsigned tlb_invlpg(Tlb *t, uint32_t lin, uint16_t pcid)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < t->nsizes; i++) {
+        unsigned size = t->sizes[i];
+        uint32_t vpn = lin >> tlb_page_shift((TlbPageSize)size);
+        uint64_t probe = make_key(size, vpn, pcid);
+        unsigned base = (vpn & t->set_mask) * t->ways;
+        for (unsigned w = 0; w < t->ways; w++) {
+            unsigned s = base + w;
+            if (t->tag[s].key & KEY_VALID && ((t->tag[s].key ^ probe) & t->tag[s].mask) == 0) {
+                invalidate_slot(t, s);
+                n++;
+            }
+        }
+    }
+    count_flush(t, TLB_FLUSH_INVLPG, n);
+    return n;
+}
+
+unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
+{
+    g_assert(cause == TLB_FLUSH_CR3 || cause == TLB_FLUSH_PCID);
+    unsigned n = 0;
+    for (unsigned s = 0; s < t->geom.entries; s++) {
+        if ((t->tag[s].key & KEY_VALID) && !t->ent[s].global && t->ent[s].pcid == pcid) {
+            t->tag[s] = (Tag){ 0, MASK_FULL };
+            n++;
+        }
+    }
+    t->nvalid -= n;
+    index_rebuild(t);
+    count_flush(t, cause, n);
+    return n;
+}
+
+unsigned tlb_flush_all(Tlb *t)
+{
+    unsigned n = t->nvalid;
+    for (unsigned s = 0; s < t->geom.entries; s++)
+        t->tag[s] = (Tag){ 0, MASK_FULL };
+    t->nvalid = 0;
+    index_rebuild(t);
+    count_flush(t, TLB_FLUSH_PGE, n);
+    return n;
+}
+
+/* ---- inspection ------------------------------------------------------ */
+
+const char *tlb_name(const Tlb *t) { return t->name; }
+const TlbGeom *tlb_geom(const Tlb *t) { return &t->geom; }
+unsigned tlb_sets(const Tlb *t) { return t->sets; }
+const TlbPolicy *tlb_policy(const Tlb *t) { return t->policy; }
+unsigned tlb_valid_count(const Tlb *t) { return t->nvalid; }
+const TlbStats *tlb_stats(const Tlb *t) { return &t->stats; }
+void tlb_stats_reset(Tlb *t) { memset(&t->stats, 0, sizeof t->stats); }
+
+bool tlb_holds(const Tlb *t, TlbPageSize s)
+{
+    for (unsigned i = 0; i < t->nsizes; i++)
+        if (t->sizes[i] == s)
+            return true;
+    return false;
+}
+
+bool tlb_entry_at(const Tlb *t, unsigned set, unsigned way, TlbEntry *out)
+{
+    g_assert(set < t->sets && way < t->ways);
+    unsigned s = set * t->ways + way;
+    if (!(t->tag[s].key & KEY_VALID))
+        return false;
+    if (out)
+        *out = t->ent[s];
+    return true;
+}

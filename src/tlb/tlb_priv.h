@@ -1,0 +1,188 @@
+/* Private to src/tlb: the layout of a Tlb and its hit path as inline
+ * functions, so that the hierarchy (hierarchy.c) probes its first-level
+ * arrays without a call (TinyEMU's _priv.h pattern). Nothing outside
+ * src/tlb includes this.
+ *
+ * Layout: slot = set * ways + way. Each slot has a tag (key, mask) used by
+ * the hit path and a TlbEntry payload. The key packs everything a lookup
+ * compares:
+ *
+ *   63   62..61  60..44   43 ........ 12   11 ..... 0
+ *  +---+-------+--------+----------------+-----------+
+ *  | V | size  |   0    |      VPN       |   PCID    |
+ *  +---+-------+--------+----------------+-----------+
+ *
+ * A lookup builds the same key with V=1 and compares under the slot's mask:
+ * all ones for a non-global entry, PCID bits cleared for a global one (it
+ * matches any PCID). An invalid slot has key 0 and a full mask, so it never
+ * matches a probe (whose V bit is 1): no separate valid test on the hit
+ * path. */
+#ifndef VMSPLIT_TLB_TLB_PRIV_H
+#define VMSPLIT_TLB_TLB_PRIV_H
+
+#include "tlb/tlb.h"
+
+/* The hit path is forced inline into the hierarchy: GCC otherwise keeps
+ * one out-of-line copy for its three call sites. */
+#if defined(__GNUC__)
+#define TLB_HOT static inline __attribute__((always_inline))
+#else
+#define TLB_HOT static inline
+#endif
+
+#define KEY_VALID (1ULL << 63)
+#define KEY_SIZE_SHIFT 61
+#define KEY_VPN_SHIFT TLB_PCID_BITS
+#define KEY_PCID_MASK ((uint64_t)TLB_PCID_MAX)
+#define MASK_FULL (~0ULL)
+#define MASK_GLOBAL (~KEY_PCID_MASK)
+#define NO_SLOT (-1)
+
+typedef struct {
+    uint64_t key, mask;
+} Tag;
+
+struct Tlb {
+    /* Hot: read by every lookup. */
+    Tag *tag;
+    TlbEntry *ent;
+    unsigned ways;
+    unsigned set_mask;
+    unsigned nsizes;
+    uint8_t sizes[TLB_NPAGESIZES];   /* probe order: 4 KiB first */
+    uint8_t shifts[TLB_NPAGESIZES];  /* tlb_page_shift(sizes[i]) */
+    uint64_t key_base[TLB_NPAGESIZES]; /* make_key(sizes[i], 0, 0) */
+    uint32_t hash_salt[TLB_NPAGESIZES]; /* sizes[i] << 30, see hash_page */
+    /* Hash index (host-speed shortcut; NULL when sets are scanned). */
+    int16_t *bucket;
+    int16_t *next;
+    unsigned hash_shift;
+    uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
+    uint64_t *clock;
+    void (*touch)(void *, unsigned, unsigned);
+    void *pstate;
+    TlbStats stats;
+
+    /* Cold. */
+    const TlbPolicy *policy;
+    char *name;
+    TlbGeom geom;
+    unsigned sets;
+    unsigned nvalid;
+};
+
+TLB_HOT uint64_t make_key(unsigned size, uint32_t vpn, uint16_t pcid)
+{
+    return KEY_VALID | ((uint64_t)size << KEY_SIZE_SHIFT) |
+           ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
+}
+
+/* Same page (size and VPN), any PCID. */
+static inline bool same_page(uint64_t a, uint64_t b)
+{
+    return ((a ^ b) & ~KEY_PCID_MASK) == 0;
+}
+
+/* Fibonacci hashing of (size, VPN); the top bits are the bucket. salt is
+ * size << 30 (a VPN has at most 20 bits). */
+TLB_HOT unsigned hash_page(const Tlb *t, uint32_t salt, uint32_t vpn)
+{
+    return (uint32_t)((vpn ^ salt) * 0x9E3779B1u) >> t->hash_shift;
+}
+
+/* Bit w set if way w of the set at tag matches probe. With a constant
+ * ways the loop unrolls completely. */
+TLB_HOT unsigned scan_ways(const Tag *tag, uint64_t probe, unsigned ways)
+{
+    unsigned m = 0;
+    for (unsigned w = 0; w < ways; w++)
+        m |= (unsigned)(((tag[w].key ^ probe) & tag[w].mask) == 0) << w;
+    return m;
+}
+
+/* The slot answering probe for page (size, vpn), or NO_SLOT.
+ *
+ * Small arrays (at most TLB_SCAN_ENTRIES entries) compare every way of
+ * the set and take the
+ * match from a bit mask: a fixed trip count instead of an exit at a
+ * data-dependent way, which the host's branch predictor cannot guess for a
+ * random reference stream. At most one way can match (tlb.h: a fill
+ * replaces duplicates), so taking the lowest bit is no choice at all. The
+ * switch gives the usual associativities an unrolled copy; it is
+ * predicted perfectly since an array's ways never change. */
+TLB_HOT int find_slot(const Tlb *t, uint32_t salt, uint32_t vpn, uint64_t probe)
+{
+    if (t->bucket) {
+        int s = t->bucket[hash_page(t, salt, vpn)];
+        while (s != NO_SLOT && ((t->tag[s].key ^ probe) & t->tag[s].mask) != 0)
+            s = t->next[s];
+        return s;
+    }
+    unsigned base = (vpn & t->set_mask) * t->ways;
+    const Tag *tag = &t->tag[base];
+    unsigned m;
+    switch (t->ways) {
+    case 1: m = scan_ways(tag, probe, 1); break;
+    case 2: m = scan_ways(tag, probe, 2); break;
+    case 4: m = scan_ways(tag, probe, 4); break;
+    case 8: m = scan_ways(tag, probe, 8); break;
+    default: m = scan_ways(tag, probe, t->ways); break;
+    }
+    return m ? (int)(base + (unsigned)__builtin_ctz(m)) : NO_SLOT;
+}
+
+/* Probe for lin under pcid with the array's i-th page size: the slot, or
+ * NO_SLOT. */
+TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
+{
+    uint32_t vpn = lin >> t->shifts[i];
+    uint64_t key = t->key_base[i] | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
+    return find_slot(t, t->hash_salt[i], vpn, key);
+}
+
+/* tlb_lookup (tlb.h) in full: every page size, misses, dirty misses,
+ * policies without inline stamps. Out of line (tlb.c). */
+TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
+                          int cpl, const TlbEntry **out);
+
+/* A PCID wider than 12 bits is a caller's bug (it would spill into the
+ * key's VPN field). Reported by a noreturn function so the check costs
+ * the hit path a compare and nothing else (tlb.c). */
+G_NORETURN void tlb_bad_pcid(uint16_t pcid);
+
+/* The common hit, decided on a straight path: the first page size (4
+ * KiB unless the array holds only large pages), a stamping policy (LRU),
+ * no dirty walk needed. Returns the entry after counting the hit and
+ * stamping it; or NULL having changed nothing, and the caller starts again
+ * on its slow path (tlb_lookup_slow). Keeping the rare cases out of the
+ * inlined code keeps the hit path free of register spills. */
+TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
+                                     Access access, int cpl)
+{
+    if (G_UNLIKELY(pcid > TLB_PCID_MAX))
+        tlb_bad_pcid(pcid);
+    int s = probe_size(t, 0, lin, pcid);
+    if (G_UNLIKELY(s == NO_SLOT || !t->stamps ||
+                   (access == ACCESS_WRITE && !t->ent[s].dirty)))
+        return NULL;
+    unsigned p = TLB_PRIV(cpl);
+    t->stats.lookups[access][p]++;
+    t->stats.hits[access][p]++;
+    t->stamps[s] = ++*t->clock;
+    return &t->ent[s];
+}
+
+/* tlb_lookup (tlb.h), inline. */
+TLB_HOT TlbResult tlb_lookup_inline(Tlb *t, uint32_t lin, uint16_t pcid,
+                                    Access access, int cpl,
+                                    const TlbEntry **out)
+{
+    const TlbEntry *e = tlb_hit_fast(t, lin, pcid, access, cpl);
+    if (G_LIKELY(e)) {
+        *out = e;
+        return TLB_HIT;
+    }
+    return tlb_lookup_slow(t, lin, pcid, access, cpl, out);
+}
+
+#endif

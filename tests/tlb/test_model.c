@@ -1,0 +1,229 @@
+/* The host-speed shortcut must not change the model. A naive TLB written
+ * here from the rules in tlb.h (linear scan of the set, LRU or FIFO by
+ * stamps, lowest invalid way first, refresh in place, SDM flush rules) runs
+ * the same random operations as the real array, whose hash index and
+ * tag/mask compare are shortcuts: every lookup, fill and flush outcome and
+ * the final counters must agree. */
+#include "tlb_test.h"
+
+typedef struct {
+    bool valid, global, dirty;
+    unsigned size;
+    uint32_t vpn;
+    uint16_t pcid;
+    uint64_t stamp;
+} RefEnt;
+
+typedef struct {
+    unsigned sets, ways;
+    bool fifo;
+    bool holds[2];
+    uint64_t clock;
+    RefEnt *e;
+    uint64_t lookups, hits, misses, dirty, fills, evictions, dropped;
+} Ref;
+
+static bool ref_match(const RefEnt *x, unsigned size, uint32_t vpn, uint16_t pcid)
+{
+    return x->valid && x->size == size && x->vpn == vpn && (x->global || x->pcid == pcid);
+}
+
+/* Returns 0 miss, 1 dirty miss, 2 hit; *idx the entry. */
+static int ref_lookup(Ref *r, uint32_t lin, uint16_t pcid, Access a, int *idx)
+{
+    r->lookups++;
+    for (unsigned size = 0; size < 2; size++) {
+        if (!r->holds[size])
+            continue;
+        uint32_t vpn = lin >> (size ? 21 : 12);
+        unsigned set = vpn % r->sets;
+        for (unsigned w = 0; w < r->ways; w++) {
+            RefEnt *x = &r->e[set * r->ways + w];
+            if (!ref_match(x, size, vpn, pcid))
+                continue;
+            *idx = (int)(set * r->ways + w);
+            if (a == ACCESS_WRITE && !x->dirty) {
+                r->misses++;
+                r->dirty++;
+                return 1;
+            }
+            r->hits++;
+            if (!r->fifo)
+                x->stamp = ++r->clock;
+            return 2;
+        }
+    }
+    r->misses++;
+    return 0;
+}
+
+static TlbFillInfo ref_fill(Ref *r, const TlbEntry *n)
+{
+    TlbFillInfo fi = { 0 };
+    unsigned set = n->vpn % r->sets;
+    int slot = -1;
+    fi.set = set;
+    for (unsigned w = 0; w < r->ways; w++) {
+        RefEnt *x = &r->e[set * r->ways + w];
+        bool dup = x->valid && x->size == n->page_size && x->vpn == n->vpn &&
+                   (x->pcid == n->pcid || x->global || n->global);
+        if (!dup)
+            continue;
+        if (slot < 0) {
+            slot = (int)w;
+            fi.refreshed = true;
+        } else {
+            x->valid = false;
+            fi.superseded++;
+        }
+    }
+    for (unsigned w = 0; w < r->ways && slot < 0; w++)
+        if (!r->e[set * r->ways + w].valid)
+            slot = (int)w;
+    if (slot < 0) {
+        slot = 0;
+        for (unsigned w = 1; w < r->ways; w++)
+            if (r->e[set * r->ways + w].stamp < r->e[set * r->ways + slot].stamp)
+                slot = (int)w;
+        fi.evicted = true;
+    }
+    fi.way = (unsigned)slot;
+    r->e[set * r->ways + slot] = (RefEnt){ true, n->global, n->dirty, n->page_size,
+                                           n->vpn, n->pcid, ++r->clock };
+    r->fills++;
+    r->evictions += fi.evicted + fi.superseded;
+    return fi;
+}
+
+/* kind: 0 CR3/PCID (non-global of pcid), 1 INVLPG, 2 everything. */
+static unsigned ref_flush(Ref *r, int kind, uint32_t lin, uint16_t pcid)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->sets * r->ways; i++) {
+        RefEnt *x = &r->e[i];
+        bool go = false;
+        if (!x->valid)
+            continue;
+        if (kind == 0)
+            go = !x->global && x->pcid == pcid;
+        else if (kind == 1)
+            go = ref_match(x, x->size, lin >> (x->size ? 21 : 12), pcid) && r->holds[x->size];
+        else
+            go = true;
+        if (go) {
+            x->valid = false;
+            n++;
+        }
+    }
+    r->dropped += n;
+    return n;
+}
+
+static void run_differential(unsigned entries, unsigned ways, const char *policy,
+                             uint64_t seed)
+{
+    Tlb *t = new_tlb(entries, ways, PG_4K2M, policy, 1);
+    Ref r = { .sets = entries / ways, .ways = ways, .fifo = strcmp(policy, "fifo") == 0,
+              .holds = { true, true } };
+    r.e = g_new0(RefEnt, entries);
+    uint64_t rng = seed, dropped = 0;
+    for (int step = 0; step < 12000; step++) {
+        uint64_t x = tlb_splitmix64(&rng);
+        bool big = x % 11 == 0;
+        /* Page pools small enough to collide in sets and hash buckets. */
+        uint32_t lin = big ? ((uint32_t)((x >> 8) % 6) << 21) | ((uint32_t)(x >> 40) & 0x1FFFFF)
+                           : ((uint32_t)((x >> 8) % (entries * 3)) * 0x1000u * 3) |
+                                 ((uint32_t)(x >> 40) & 0xFFF);
+        uint16_t pcid = (x >> 20) % 3;
+        Access a = (Access)((x >> 24) % 3);
+        unsigned op = (x >> 28) % 100;   /* 55% lookups, 39% fills, 6% flushes */
+        if (op < 55) {
+            const TlbEntry *e = NULL;
+            int idx = -1;
+            TlbResult got = tlb_lookup(t, lin, pcid, a, 3, &e);
+            int want = ref_lookup(&r, lin, pcid, a, &idx);
+            ck_assert_int_eq(got == TLB_HIT ? 2 : got == TLB_MISS_DIRTY ? 1 : 0, want);
+            if (want) {
+                ck_assert_uint_eq(e->vpn, r.e[idx].vpn);
+                ck_assert_uint_eq(e->pcid, r.e[idx].pcid);
+                ck_assert_uint_eq(e->page_size, r.e[idx].size);
+            }
+        } else if (op < 94) {
+            uint32_t flin = lin & (big ? ~0x1FFFFFu : ~0xFFFu);
+            TlbEntry e = big ? ent_2m(flin, pcid, (x >> 32) % 6 == 0)
+                             : ent_4k(flin, pcid, (x >> 32) % 6 == 0);
+            e.dirty = (x >> 36) % 3 != 0;
+            TlbFillInfo got, want = ref_fill(&r, &e);
+            tlb_fill(t, &e, a, 3, &got);
+            ck_assert_uint_eq(got.set, want.set);
+            ck_assert_uint_eq(got.way, want.way);
+            ck_assert_int_eq(got.evicted, want.evicted);
+            ck_assert_int_eq(got.refreshed, want.refreshed);
+            ck_assert_uint_eq(got.superseded, want.superseded);
+        } else {
+            unsigned got, want;
+            /* Mostly INVLPG (it must find globals of any PCID and 2 MiB
+             * pages), some CR3/PCID flushes, rare full flushes. */
+            unsigned kind = (x >> 44) % 20;
+            if (kind < 12) {
+                got = tlb_invlpg(t, lin, pcid);
+                want = ref_flush(&r, 1, lin, pcid);
+            } else if (kind < 16) {
+                got = tlb_flush_nonglobal(t, pcid, TLB_FLUSH_CR3);
+                want = ref_flush(&r, 0, 0, pcid);
+            } else if (kind < 19) {
+                got = tlb_flush_nonglobal(t, pcid, TLB_FLUSH_PCID);
+                want = ref_flush(&r, 0, 0, pcid);
+            } else {
+                got = tlb_flush_all(t);
+                want = ref_flush(&r, 2, 0, 0);
+            }
+            ck_assert_uint_eq(got, want);
+            dropped += got;
+        }
+    }
+    const TlbStats *s = tlb_stats(t);
+    uint64_t v;
+    tlb_stats_get(s, "lookups", &v); ck_assert_uint_eq(v, r.lookups);
+    tlb_stats_get(s, "hits", &v); ck_assert_uint_eq(v, r.hits);
+    tlb_stats_get(s, "misses", &v); ck_assert_uint_eq(v, r.misses);
+    tlb_stats_get(s, "dirty_walks", &v); ck_assert_uint_eq(v, r.dirty);
+    tlb_stats_get(s, "fills", &v); ck_assert_uint_eq(v, r.fills);
+    ck_assert_uint_eq(s->evictions, r.evictions);
+    ck_assert_uint_eq(dropped, r.dropped);
+    ck_assert_uint_gt(r.evictions, 100);    /* the run did exercise replacement */
+    ck_assert_uint_gt(r.hits, 500);
+    ck_assert_uint_gt(r.dropped, 200);
+    g_free(r.e);
+    tlb_free(t);
+}
+
+START_TEST(fa64_lru_hashed) { run_differential(64, 64, "lru", 1); }
+END_TEST
+START_TEST(sa64x4_lru_hashed) { run_differential(64, 4, "lru", 2); }
+END_TEST
+START_TEST(sa8x2_lru_scanned) { run_differential(8, 2, "lru", 7); }
+END_TEST
+START_TEST(sa32x16_lru_hashed_two_sets) { run_differential(32, 16, "lru", 3); }
+END_TEST
+START_TEST(sa48x12_lru_hashed_odd_ways) { run_differential(48, 12, "lru", 4); }
+END_TEST
+START_TEST(fa8_fifo_scanned) { run_differential(8, 8, "fifo", 5); }
+END_TEST
+START_TEST(fa64_fifo_hashed) { run_differential(64, 64, "fifo", 6); }
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("tlb");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, fa64_lru_hashed);
+    tcase_add_test(tc, sa64x4_lru_hashed);
+    tcase_add_test(tc, sa8x2_lru_scanned);
+    tcase_add_test(tc, sa32x16_lru_hashed_two_sets);
+    tcase_add_test(tc, sa48x12_lru_hashed_odd_ways);
+    tcase_add_test(tc, fa8_fifo_scanned);
+    tcase_add_test(tc, fa64_fifo_hashed);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}

@@ -1,0 +1,250 @@
+/* Statistics invariants: hits + misses = lookups in every split; each
+ * flush's dropped count equals the valid entries it removed (counted here
+ * by visiting every slot); evictions and the valid count balance; the
+ * text, CSV and JSON outputs carry the same list. */
+#include "tlb_test.h"
+
+#include "tlb/policy.h"          /* tlb_splitmix64 */
+
+static uint64_t stat(const TlbStats *s, const char *name)
+{
+    uint64_t v = 0;
+    ck_assert_msg(tlb_stats_get(s, name, &v), "no counter %s", name);
+    return v;
+}
+
+static void check_split_invariants(const TlbStats *s)
+{
+    const char *events[] = { "lookups", "hits", "misses", "dirty_walks", "fills" };
+    for (unsigned i = 0; i < G_N_ELEMENTS(events); i++) {
+        char n[64];
+        uint64_t total = stat(s, events[i]);
+        uint64_t by_access = 0, by_priv = 0;
+        const char *acc[] = { "_fetch", "_read", "_write" }, *priv[] = { "_user", "_kernel" };
+        for (int a = 0; a < 3; a++) {
+            g_snprintf(n, sizeof n, "%s%s", events[i], acc[a]);
+            by_access += stat(s, n);
+        }
+        for (int p = 0; p < 2; p++) {
+            g_snprintf(n, sizeof n, "%s%s", events[i], priv[p]);
+            by_priv += stat(s, n);
+        }
+        ck_assert_uint_eq(by_access, total);
+        ck_assert_uint_eq(by_priv, total);
+    }
+    const char *split[] = { "", "_fetch", "_read", "_write", "_user", "_kernel" };
+    for (int i = 0; i < 6; i++) {
+        char l[32], h[32], m[32];
+        g_snprintf(l, sizeof l, "lookups%s", split[i]);
+        g_snprintf(h, sizeof h, "hits%s", split[i]);
+        g_snprintf(m, sizeof m, "misses%s", split[i]);
+        ck_assert_uint_eq(stat(s, h) + stat(s, m), stat(s, l));
+    }
+}
+
+/* A random but reproducible mix of operations on one array; every flush's
+ * return and counter are compared with a slot count before and after. */
+START_TEST(array_invariants)
+{
+    const struct { unsigned e, w; const char *pol; } g[] = {
+        { 16, 4, "lru" }, { 64, 64, "lru" }, { 32, 8, "plru" },
+        { 16, 16, "fifo" }, { 64, 4, "random" },
+    };
+    for (unsigned gi = 0; gi < G_N_ELEMENTS(g); gi++) {
+        Tlb *t = new_tlb(g[gi].e, g[gi].w, PG_4K2M, g[gi].pol, 7);
+        uint64_t rng = 99, dropped[4] = { 0 }, lookups = 0, evict = 0;
+        unsigned fills = 0, refreshes = 0, flushes[4] = { 0 };
+        for (int step = 0; step < 4000; step++) {
+            uint64_t r = tlb_splitmix64(&rng);
+            /* 48 pages of 4K and 4 of 2M, PCIDs 0-2, some global. */
+            bool big = (r >> 8) % 13 == 0;
+            uint32_t lin = big ? (uint32_t)((r >> 16) % 4) << 21 | 0x80000000u
+                               : 0x08000000u + (uint32_t)((r >> 16) % 48) * 0x1000u;
+            uint16_t pcid = (r >> 24) % 3;
+            Access acc = (Access)((r >> 28) % 3);
+            int cpl = (r >> 32) & 1 ? 3 : 0;
+            unsigned op = (r >> 40) % 100, before = count_valid(t), n;
+            if (op < 60) {
+                const TlbEntry *e;
+                tlb_lookup(t, lin, pcid, acc, cpl, &e);
+                lookups++;
+            } else if (op < 93) {
+                TlbEntry e = big ? ent_2m(lin, pcid, (r >> 50) % 5 == 0)
+                                 : ent_4k(lin, pcid, (r >> 50) % 5 == 0);
+                e.dirty = (r >> 54) & 1;
+                TlbFillInfo fi;
+                tlb_fill(t, &e, acc, cpl, &fi);
+                fills++;
+                refreshes += fi.refreshed;
+                evict += fi.evicted + fi.superseded;
+                ck_assert_uint_eq(count_valid(t), before + 1 - fi.evicted - fi.refreshed -
+                                                      fi.superseded);
+            } else {
+                int cause = op % 4;
+                switch (cause) {
+                case 0: n = tlb_flush_nonglobal(t, pcid, TLB_FLUSH_CR3); break;
+                case 1: n = tlb_invlpg(t, lin, pcid); break;
+                case 2: n = tlb_flush_nonglobal(t, pcid, TLB_FLUSH_PCID); break;
+                default: n = tlb_flush_all(t); break;
+                }
+                ck_assert_uint_eq(n, before - count_valid(t));
+                dropped[cause] += n;
+                flushes[cause]++;
+            }
+            ck_assert_uint_eq(tlb_valid_count(t), count_valid(t));
+        }
+        const TlbStats *s = tlb_stats(t);
+        check_split_invariants(s);
+        ck_assert_uint_eq(stat(s, "lookups"), lookups);
+        ck_assert_uint_eq(stat(s, "fills"), fills);
+        ck_assert_uint_eq(s->evictions, evict);
+        ck_assert_uint_gt(evict, 0);
+        ck_assert_uint_eq(s->dropped_cr3, dropped[0]);
+        ck_assert_uint_eq(s->dropped_invlpg, dropped[1]);
+        ck_assert_uint_eq(s->dropped_pcid, dropped[2]);
+        ck_assert_uint_eq(s->dropped_pge, dropped[3]);
+        ck_assert_uint_eq(s->flushes_cr3, flushes[0]);
+        ck_assert_uint_eq(s->flushes_invlpg, flushes[1]);
+        ck_assert_uint_eq(s->flushes_pcid, flushes[2]);
+        ck_assert_uint_eq(s->flushes_pge, flushes[3]);
+        /* Every entry that came in either is still there or left through an
+         * eviction or a flush; a refresh replaces itself. */
+        ck_assert_uint_eq(count_valid(t) + s->evictions + dropped[0] + dropped[1] +
+                              dropped[2] + dropped[3] + refreshes,
+                          fills);
+        tlb_free(t);
+    }
+}
+END_TEST
+
+START_TEST(evictions_counted)
+{
+    /* 2 sets of 2 ways: the 3rd page of a set evicts, other sets do not. */
+    Tlb *t = new_tlb(4, 2, PG_4K, "lru", 1);
+    const uint32_t set0[] = { 0x0000, 0x2000, 0x4000, 0x6000 };
+    TlbEntry e = ent_4k(0x1000, 0, false);
+    tlb_fill(t, &e, ACCESS_READ, 0, NULL);             /* set 1 */
+    for (int i = 0; i < 4; i++) {
+        e = ent_4k(set0[i], 0, false);
+        tlb_fill(t, &e, ACCESS_READ, 0, NULL);
+    }
+    ck_assert_uint_eq(tlb_stats(t)->evictions, 2);
+    ck_assert_uint_eq(tlb_stats(t)->fills[ACCESS_READ][TLB_PRIV_KERNEL], 5);
+    /* A refill of a page already present replaces it: no eviction. */
+    tlb_fill(t, &e, ACCESS_READ, 0, NULL);
+    ck_assert_uint_eq(tlb_stats(t)->evictions, 2);
+    ck_assert_uint_eq(count_valid(t), 3);
+    tlb_free(t);
+}
+END_TEST
+
+START_TEST(split_by_access_and_privilege)
+{
+    /* Hand-counted: three user reads (hit, hit, miss), one kernel write
+     * miss, one kernel fetch hit. */
+    Tlb *t = new_tlb(8, 8, PG_4K, "lru", 1);
+    TlbEntry e = ent_4k(0x1000, 0, false);
+    tlb_fill(t, &e, ACCESS_READ, 3, NULL);
+    const TlbEntry *x;
+    tlb_lookup(t, 0x1000, 0, ACCESS_READ, 3, &x);
+    tlb_lookup(t, 0x1FFF, 0, ACCESS_READ, 3, &x);
+    tlb_lookup(t, 0x2000, 0, ACCESS_READ, 3, &x);
+    tlb_lookup(t, 0x3000, 0, ACCESS_WRITE, 0, &x);
+    tlb_lookup(t, 0x1000, 0, ACCESS_EXEC, 0, &x);
+    const TlbStats *s = tlb_stats(t);
+    ck_assert_uint_eq(stat(s, "lookups"), 5);
+    ck_assert_uint_eq(stat(s, "lookups_user"), 3);
+    ck_assert_uint_eq(stat(s, "lookups_kernel"), 2);
+    ck_assert_uint_eq(stat(s, "hits_read"), 2);
+    ck_assert_uint_eq(stat(s, "misses_read"), 1);
+    ck_assert_uint_eq(stat(s, "misses_write"), 1);
+    ck_assert_uint_eq(stat(s, "hits_fetch"), 1);
+    ck_assert_uint_eq(stat(s, "hits_kernel"), 1);
+    ck_assert_uint_eq(stat(s, "misses_user"), 1);
+    ck_assert_uint_eq(stat(s, "fills_user"), 1);
+    check_split_invariants(s);
+    tlb_free(t);
+}
+END_TEST
+
+/* Every printable counter name appears once, and the outputs agree. */
+START_TEST(outputs_share_one_list)
+{
+    TlbStats s = { 0 };
+    s.hits[ACCESS_WRITE][TLB_PRIV_USER] = 5;
+    s.hits[ACCESS_EXEC][TLB_PRIV_KERNEL] = 2;
+    s.dropped_pge = 17;
+    size_t n = tlb_stats_count();
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (size_t i = 0; i < n; i++) {
+        TlbStatItem it = tlb_stats_item(&s, i);
+        ck_assert_msg(g_hash_table_add(seen, (gpointer)it.name), "duplicate %s", it.name);
+        ck_assert(it.description && *it.description);
+    }
+    g_hash_table_destroy(seen);
+    ck_assert_uint_eq(stat(&s, "hits"), 7);
+    ck_assert_uint_eq(stat(&s, "hits_write"), 5);
+    ck_assert_uint_eq(stat(&s, "hits_user"), 5);
+    ck_assert_uint_eq(stat(&s, "hits_fetch"), 2);
+    uint64_t dummy;
+    ck_assert(!tlb_stats_get(&s, "no_such_counter", &dummy));
+
+    /* CSV: header and row have n fields each, in the same order. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    tlb_stats_csv_header(f, "dtlb.");
+    fputc('\n', f);
+    tlb_stats_csv_row(f, &s);
+    fclose(f);
+    char **lines = g_strsplit(buf, "\n", -1);
+    char **hdr = g_strsplit(lines[0], ",", -1), **row = g_strsplit(lines[1], ",", -1);
+    ck_assert_uint_eq(g_strv_length(hdr), n);
+    ck_assert_uint_eq(g_strv_length(row), n);
+    for (size_t i = 0; i < n; i++) {
+        TlbStatItem it = tlb_stats_item(&s, i);
+        ck_assert_str_eq(hdr[i] + 5, it.name);
+        ck_assert_uint_eq(g_ascii_strtoull(row[i], NULL, 10), it.value);
+    }
+    g_strfreev(hdr);
+    g_strfreev(row);
+    g_strfreev(lines);
+    free(buf);
+
+    /* JSON: an object with exactly the n counters. */
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    tlb_stats_to_json(&s, b);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    JsonObject *o = json_node_get_object(root);
+    ck_assert_uint_eq(json_object_get_size(o), n);
+    ck_assert_int_eq(json_object_get_int_member(o, "dropped_pge"), 17);
+    ck_assert_int_eq(json_object_get_int_member(o, "hits_write"), 5);
+    json_node_unref(root);
+    g_object_unref(b);
+
+    /* Text: zero rows skipped, a non-zero one printed with its value. */
+    f = open_memstream(&buf, &len);
+    const TlbStats *cols[] = { &s };
+    const char *titles[] = { "dtlb" };
+    tlb_stats_print_table(f, 1, titles, cols, true);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "dropped_pge"));
+    ck_assert_ptr_null(strstr(buf, "flushes_cr3"));
+    ck_assert(g_regex_match_simple("hits_write +5\n", buf, 0, 0));
+    free(buf);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("tlb");
+    TCase *tc = tcase_create("stats");
+    tcase_add_test(tc, array_invariants);
+    tcase_add_test(tc, evictions_counted);
+    tcase_add_test(tc, split_by_access_and_privilege);
+    tcase_add_test(tc, outputs_share_one_list);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
