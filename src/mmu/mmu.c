@@ -1,5 +1,5 @@
 /* The memory system of one core: TLB hierarchy + PAE walker + caches.
- * See mmu.h for the model. */
+ * See mmu.h for the model and what is charged where. */
 #include "mmu/mmu.h"
 
 #include <glib.h>
@@ -12,48 +12,106 @@
 #define CR4_PGE (1u << 7)
 #define CR4_PCIDE (1u << 17)
 #define EFER_NXE (1ULL << 11)
+#define CR3_PCID_MASK 0xFFFu
 
 struct Mmu {
     PhysMem *pm;
+    TlbHierarchy *tlb;
+    CacheHier *cache;
     PaeRegs regs;
     uint32_t cr0, cr4;
     uint64_t efer;
+    uint16_t pcid;
+    bool pdpte_uncached;
+    unsigned walk_base;          /* preset cost.page_walk_base */
     MmuStats stats;
 };
 
-Mmu *mmu_new(PhysMem *pm, const Preset *preset)
+/* Without a preset: a plain 64-entry 4-way I/D pair holding both page
+ * sizes, no caches (every reference costs 1 cycle). For unit tests. */
+static void default_tlb_config(TlbHierConfig *c)
 {
-    (void)preset;
+    memset(c, 0, sizeof *c);
+    TlbGeom g = { .entries = 64, .ways = 4, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
+    c->itlb_4k = g;
+    c->dtlb_4k = g;
+    c->policy = "lru";
+}
+
+Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
+                  uint64_t seed, GError **err)
+{
+    TlbHierConfig cfg;
+    if (tlb)
+        cfg = *tlb;
+    else if (preset)
+        tlb_hier_config_from_preset(&cfg, preset);
+    else
+        default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
     m->pm = pm;
+    m->tlb = tlb_hier_new_config(&cfg, seed, err);
+    if (!m->tlb)
+        goto fail;
+    m->cache = preset ? cache_new_from_preset(preset, err) : cache_new(NULL, NULL, NULL, 1, err);
+    if (!m->cache)
+        goto fail;
+    if (preset) {
+        m->pdpte_uncached = preset->pdpte_load_uncached;
+        m->walk_base = preset->cost.page_walk_base;
+    }
+    return m;
+fail:
+    mmu_free(m);
+    return NULL;
+}
+
+Mmu *mmu_new(PhysMem *pm, const Preset *preset)
+{
+    GError *err = NULL;
+    Mmu *m = mmu_new_full(pm, preset, NULL, 1, &err);
+    if (!m)
+        g_error("mmu_new: %s", err->message);
     return m;
 }
 
 void mmu_free(Mmu *m)
 {
+    if (!m)
+        return;
+    if (m->tlb)
+        tlb_hier_free(m->tlb);
+    if (m->cache)
+        cache_free(m->cache);
     g_free(m);
 }
 
 PhysMem *mmu_physmem(Mmu *m) { return m->pm; }
+TlbHierarchy *mmu_tlb(Mmu *m) { return m->tlb; }
+CacheHier *mmu_cache(Mmu *m) { return m->cache; }
 const MmuStats *mmu_stats(const Mmu *m) { return &m->stats; }
+
+void mmu_reset_stats(Mmu *m)
+{
+    memset(&m->stats, 0, sizeof m->stats);
+    tlb_hier_stats_reset(m->tlb);
+    cache_reset_stats(m->cache);
+}
 uint32_t mmu_cr3(const Mmu *m) { return m->regs.cr3; }
 uint32_t mmu_cr0(const Mmu *m) { return m->cr0; }
 uint32_t mmu_cr4(const Mmu *m) { return m->cr4; }
 uint64_t mmu_efer(const Mmu *m) { return m->efer; }
+uint16_t mmu_pcid(const Mmu *m) { return m->pcid; }
 
 static inline bool paging(const Mmu *m) { return (m->cr0 & CR0_PG) != 0; }
 
 unsigned mmu_time_phys(Mmu *m, uint64_t pa, bool write)
 {
-    (void)pa;
-    (void)write;
-    unsigned c = 1;
+    unsigned c = cache_access(m->cache, pa, write);
     m->stats.cycles += c;
+    m->stats.data_cycles += c;
     return c;
 }
-
-static void flush_all(Mmu *m) { (void)m; }
-static void flush_nonglobal(Mmu *m) { (void)m; }
 
 static bool gp0(MmuFault *f)
 {
@@ -67,11 +125,17 @@ static bool load_pdptes(Mmu *m, uint32_t cr3, MmuFault *f)
 {
     PaeRef refs[4];
     PaeRegs r = m->regs;
-    if (!pae_load_cr3(&r, m->pm, cr3, refs))
+    uint32_t base = (m->cr4 & CR4_PCIDE) ? cr3 & ~CR3_PCID_MASK : cr3;
+    if (!pae_load_cr3(&r, m->pm, base, refs))
         return gp0(f);
+    r.cr3 = cr3;
     m->regs = r;
-    for (int i = 0; i < 4; i++)
-        m->stats.cr3_cycles += mmu_time_phys(m, refs[i].paddr, false);
+    for (int i = 0; i < 4; i++) {
+        unsigned c = m->pdpte_uncached ? cache_access_uncached(m->cache, refs[i].paddr, false)
+                                       : cache_access(m->cache, refs[i].paddr, false);
+        m->stats.cycles += c;
+        m->stats.cr3_cycles += c;
+    }
     return true;
 }
 
@@ -84,7 +148,10 @@ bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
     }
     if (!load_pdptes(m, cr3, f))
         return false;
-    flush_nonglobal(m);
+    if (m->cr4 & CR4_PCIDE)
+        m->pcid = cr3 & CR3_PCID_MASK;     /* no-flush write (see mmu.h) */
+    else
+        tlb_hier_flush_nonglobal(m->tlb, 0);
     return true;
 }
 
@@ -100,7 +167,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
             return false;
     }
     if ((cr0 ^ m->cr0) & (CR0_PG | CR0_WP))
-        flush_all(m);
+        tlb_hier_flush_all(m->tlb);
     m->cr0 = cr0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
     return true;
@@ -111,8 +178,9 @@ bool mmu_write_cr4(Mmu *m, uint32_t cr4, MmuFault *f)
     if (paging(m) && !(cr4 & CR4_PAE))
         return gp0(f);   /* leaving PAE with paging on is #GP (SDM §2.5) */
     if ((cr4 ^ m->cr4) & (CR4_PGE | CR4_PAE | CR4_PCIDE))
-        flush_all(m);    /* §4.10.4.1: changing PGE invalidates everything */
+        tlb_hier_flush_all(m->tlb);   /* §4.10.4.1 */
     m->cr4 = cr4;
+    m->pcid = (cr4 & CR4_PCIDE) ? m->regs.cr3 & CR3_PCID_MASK : 0;
     return true;
 }
 
@@ -124,8 +192,45 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 
 void mmu_invlpg(Mmu *m, uint32_t lin)
 {
-    (void)lin;
     m->stats.invlpgs++;
+    tlb_hier_invlpg(m->tlb, lin, m->pcid);
+}
+
+void mmu_flush_pcid(Mmu *m, uint16_t pcid)
+{
+    tlb_hier_flush_pcid(m->tlb, pcid);
+}
+
+/* A TLB miss: walk, time the walk's references, fill. */
+static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
+                          TlbEntry *e, MmuFault *f)
+{
+    uint64_t pde, pde_pa;
+    bool pde_cached = tlb_hier_pde_lookup(m->tlb, lin, m->pcid, &pde, &pde_pa);
+    PaeWalk w;
+    bool ok = pae_walk(&m->regs, m->pm, lin, access, cpl, &w);
+    uint64_t c = m->walk_base;
+    for (int i = 0; i < w.nrefs; i++) {
+        /* A PDE-cache hit supplies the PDE: its read is not made. The walk
+         * itself still reads memory for the value, which equals the cached
+         * one as long as software invalidates after changing a PDE. */
+        if (pde_cached && !w.refs[i].write && w.refs[i].paddr == pde_pa)
+            continue;
+        c += cache_access(m->cache, w.refs[i].paddr, w.refs[i].write);
+    }
+    m->stats.walks++;
+    m->stats.walk_cycles += c;
+    m->stats.cycles += c;
+    if (!ok) {
+        if (f)
+            *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code, .cr2 = w.cr2 };
+        return false;
+    }
+    if (w.page_size == PAE_PAGE_4K && !pde_cached)
+        tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.levels[1].after, w.levels[1].paddr);
+    tlb_entry_from_walk(e, lin, &w, m->pcid, (m->cr4 & CR4_PGE) != 0);
+    tlb_hier_fill(m->tlb, access, cpl, e);
+    return true;
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -135,20 +240,19 @@ bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
         *pa = lin;
         return true;
     }
-    PaeWalk w;
-    uint64_t before = m->stats.cycles;
-    bool ok = pae_walk(&m->regs, m->pm, lin, access, cpl, &w);
-    for (int i = 0; i < w.nrefs; i++)
-        mmu_time_phys(m, w.refs[i].paddr, w.refs[i].write);
-    m->stats.walks++;
-    m->stats.walk_cycles += m->stats.cycles - before;
-    if (!ok) {
-        if (f)
-            *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code,
-                             .cr2 = w.cr2 };
-        return false;
+    TlbEntry e;
+    unsigned extra = 0;
+    TlbResult r = tlb_hier_lookup(m->tlb, lin, access, cpl, m->pcid, &e, &extra);
+    m->stats.cycles += extra;
+    /* A hit whose cached rights refuse the access re-walks: the SDM lets
+     * the processor fault on cached rights, and re-walking gives the same
+     * fault whenever software kept the TLB coherent. */
+    if (!tlb_result_hit(r) ||
+        pae_check_rights(e.rw, e.us, e.nx, access, cpl, m->regs.wp, m->regs.nxe)) {
+        if (!walk_and_fill(m, lin, access, cpl, &e, f))
+            return false;
     }
-    *pa = w.paddr;
+    *pa = tlb_entry_paddr(&e, lin);
     return true;
 }
 
@@ -168,6 +272,25 @@ static bool translate_span(Mmu *m, uint32_t lin, unsigned size, Access access,
     return true;
 }
 
+static inline void time_data(Mmu *m, uint64_t pa, Access access)
+{
+    if (access != ACCESS_EXEC)   /* no instruction-cache model: see mmu.h */
+        mmu_time_phys(m, pa, access == ACCESS_WRITE);
+}
+
+uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
+{
+    static const uint8_t zero_page[PAGE_SIZE];
+    uint64_t pa;
+    if (!mmu_translate(m, lin, access, cpl, &pa, f))
+        return NULL;
+    time_data(m, pa, access);
+    if (access == ACCESS_WRITE)
+        return physmem_frame_get(m->pm, pa) + (pa & (PAGE_SIZE - 1));
+    const uint8_t *fr = physmem_frame_peek(m->pm, pa);
+    return (uint8_t *)(fr ? fr : zero_page) + (pa & (PAGE_SIZE - 1));
+}
+
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,
               uint32_t *val, MmuFault *f)
 {
@@ -178,10 +301,10 @@ bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,
         return false;
     uint8_t b[4] = { 0 };
     physmem_read(m->pm, pa[0], b, first);
-    m->stats.data_cycles += mmu_time_phys(m, pa[0], false);
+    time_data(m, pa[0], access);
     if (first < size) {
         physmem_read(m->pm, pa[1], b + first, size - first);
-        m->stats.data_cycles += mmu_time_phys(m, pa[1], false);
+        time_data(m, pa[1], access);
     }
     uint32_t v = 0;
     memcpy(&v, b, size);
@@ -200,10 +323,10 @@ bool mmu_write(Mmu *m, uint32_t lin, unsigned size, int cpl, uint32_t val,
     uint8_t b[4];
     memcpy(b, &val, 4);
     physmem_write(m->pm, pa[0], b, first);
-    m->stats.data_cycles += mmu_time_phys(m, pa[0], true);
+    time_data(m, pa[0], ACCESS_WRITE);
     if (first < size) {
         physmem_write(m->pm, pa[1], b + first, size - first);
-        m->stats.data_cycles += mmu_time_phys(m, pa[1], true);
+        time_data(m, pa[1], ACCESS_WRITE);
     }
     return true;
 }

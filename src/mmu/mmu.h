@@ -16,16 +16,39 @@
  *   CR4.PGE change    everything goes, global entries too
  *   CR0.PG change     everything goes
  *   INVLPG            the page's entries (any size, global too) go
+ *
+ * PCID on this i686 core is a what-if (PCID exists only in IA-32e paging):
+ * with CR4.PCIDE=1, CR3[11:0] is the PCID and the PDPT is CR3[31:12]; as a
+ * 32-bit MOV cannot set bit 63 (the no-flush bit), every CR3 write under
+ * PCIDE behaves as a no-flush write, and software flushes a PCID it reuses
+ * with mmu_flush_pcid (INVPCID single-context).
+ *
+ * Timing (what is charged, per reference):
+ *   TLB hit             the array's extra latency (0 at first level; the
+ *                       STLB's hit latency on a second-level hit)
+ *   TLB miss            the walk: preset page_walk_base + each PDE/PTE
+ *                       read and A/D write through the caches (a PDE-cache
+ *                       hit skips the PDE read)
+ *   data reference      the cache hierarchy's latency for its line
+ *   instruction fetch   translation only: vmsplit has no L1I/trace-cache
+ *                       model, so code bytes are assumed to hit (stated
+ *                       in README and here; ITLB misses and their walks
+ *                       are charged)
+ *   MOV CR3 (PAE)       the four PDPTE loads: uncached (mem_latency each)
+ *                       when the preset says so, else through the caches
  */
 #ifndef VMSPLIT_MMU_MMU_H
 #define VMSPLIT_MMU_MMU_H
 
 #include <stdbool.h>
+#include <glib.h>
 #include <stdint.h>
 
 #include "cpu/preset.h"
+#include "mmu/cache.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
+#include "tlb/hierarchy.h"
 
 typedef struct Mmu Mmu;
 
@@ -48,12 +71,24 @@ typedef struct {
 } MmuStats;
 
 /* preset may be NULL: a 64-entry 4-way TLB pair and no caches (every
- * reference costs 1 cycle); useful for unit tests of the core. */
+ * reference costs 1 cycle); useful for unit tests of the core. Aborts on
+ * a preset whose geometry is invalid (presets are validated at load). */
 Mmu *mmu_new(PhysMem *pm, const Preset *preset);
+/* The same with the TLB geometry overridden (tlb may be NULL: the
+ * preset's) and a seed for the random replacement policy. */
+Mmu *mmu_new_full(PhysMem *pm, const Preset *preset,
+                  const TlbHierConfig *tlb, uint64_t seed, GError **err);
 void mmu_free(Mmu *m);
 
 PhysMem *mmu_physmem(Mmu *m);
+TlbHierarchy *mmu_tlb(Mmu *m);
+CacheHier *mmu_cache(Mmu *m);
+uint16_t mmu_pcid(const Mmu *m);     /* current PCID (0 without PCIDE) */
+void mmu_flush_pcid(Mmu *m, uint16_t pcid);
 const MmuStats *mmu_stats(const Mmu *m);
+/* Zero the MMU's, the TLB hierarchy's and the caches' statistics (their
+ * contents stay: a warm machine stays warm). */
+void mmu_reset_stats(Mmu *m);
 
 /* Control registers. mmu_write_cr3 returns false with f = #GP(0) if a
  * present PDPTE has reserved bits (then nothing changes). With paging off
@@ -81,8 +116,18 @@ bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,
 bool mmu_write(Mmu *m, uint32_t lin, unsigned size, int cpl, uint32_t val,
                MmuFault *f);
 
-/* Time a reference to a physical address in the caches (no translation);
- * returns its cycles and adds them to the counters. */
+/* The core's fast path: translate lin (TLB, walk on a miss), time the
+ * reference in the caches as mmu_read/mmu_write do (fetches are not timed),
+ * and return a host pointer to the byte at lin. The caller must keep the
+ * access inside lin's 4 KiB page (split crossing accesses itself). For a
+ * read of a frame never written the pointer is into a shared zero page that
+ * must not be written; ACCESS_WRITE always returns the real frame. NULL on
+ * a fault (*f set). */
+uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f);
+
+/* Time a data reference to a physical address in the caches (no
+ * translation); returns its cycles and adds them to cycles and
+ * data_cycles. */
 unsigned mmu_time_phys(Mmu *m, uint64_t pa, bool write);
 
 #endif
