@@ -1,0 +1,105 @@
+/* Parameter sweeps: the cartesian product of a runner's parameter lists,
+ * one CSV row per point, run in parallel, resumable, shardable.
+ *
+ * A sweep definition (SweepDef) is a runner (sweep_runner.h) plus one list
+ * of canonical values per parameter. Points are numbered in odometer order:
+ * the runner's first parameter varies slowest, its last fastest. That
+ * number fixes the order of rows in every CSV, so the file is the same
+ * whatever -j is, and merged shards equal the unsharded run byte for byte.
+ *
+ * The CSV starts with one comment line recording the definition,
+ *
+ *   # vmsplit-sweep v1 kind=lowmem layout=3g1g,4g4g struct_page=32 ram_mib=1024,2048
+ *
+ * (values %-escaped; "shard=K/N" appended in a shard's file), then the
+ * header (parameter columns, then the runner's figures), then the rows.
+ * The parameter columns are the point's key: resume skips points already
+ * present and merge checks that no point is missing or doubled.
+ *
+ * Nothing is lost: each finished point's row is appended and flushed (and
+ * fsync'ed with SweepOptions.fsync) before the next one is reported; rows
+ * land in completion order and, once every point is present, the file is
+ * rewritten in point order (temporary file + rename). A rerun with the same
+ * output reads the file, refuses one from another sweep, cuts a torn last
+ * line, and runs only the missing points. */
+#ifndef VMSPLIT_REPORT_SWEEP_H
+#define VMSPLIT_REPORT_SWEEP_H
+
+#include "report/csv.h"
+#include "report/sweep_runner.h"
+
+#include <glib.h>
+#include <stdbool.h>
+
+/* Above this a sweep is surely a mistake in the lists (and its CSV would
+ * not fit comfortably in memory for the final sort). */
+#define SWEEP_MAX_POINTS 1000000u
+
+typedef struct SweepDef SweepDef;
+
+SweepDef *sweep_def_new(const SweepRunner *r);
+void sweep_def_free(SweepDef *d);
+/* Add a comma-separated list of values to a parameter (by its option or
+ * column name), making each canonical and checking it. */
+bool sweep_def_add_list(SweepDef *d, const char *param, const char *list, GError **err);
+/* Add one value (for SWEEP_PARAM_PATH from positional arguments: a path
+ * may contain commas). */
+bool sweep_def_add_value(SweepDef *d, const char *param, const char *value, GError **err);
+/* "K/N", 1 <= K <= N: this run covers the points whose number modulo N is
+ * K-1 (round robin, so that slow and fast points spread evenly). */
+bool sweep_def_set_shard(SweepDef *d, const char *spec, GError **err);
+/* Fill absent lists from defaults; error for a required one, a repeated
+ * value, or too many points. Must be called before the queries below. */
+bool sweep_def_finish(SweepDef *d, GError **err);
+
+const SweepRunner *sweep_def_runner(const SweepDef *d);
+guint sweep_def_n_points(const SweepDef *d);      /* whole sweep */
+guint sweep_def_shard_k(const SweepDef *d);       /* 1-based; 1 of 1 unsharded */
+guint sweep_def_shard_n(const SweepDef *d);
+bool sweep_def_in_shard(const SweepDef *d, guint index);
+/* Values of point `index` (n_params pointers into d, valid while d lives). */
+void sweep_def_point(const SweepDef *d, guint index, const char **values);
+/* Number of the point with these parameter values, or -1 if none. */
+int sweep_def_find(const SweepDef *d, const char *const *values);
+/* CSV header: parameter columns then figures (NULL-terminated, g_strfreev). */
+char **sweep_def_header(const SweepDef *d);
+/* The comment line's text (after '#'), with or without the shard. */
+char *sweep_def_to_comment(const SweepDef *d, bool with_shard);
+/* The first two lines of the sweep's CSV: "#" + comment, and the header. */
+char *sweep_def_csv_head(const SweepDef *d, bool with_shard);
+/* Parse a comment written by sweep_def_to_comment; path and line name it
+ * in errors. NULL if the line is not a sweep line at all and err unset. */
+SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,
+                                 GError **err);
+bool sweep_def_equal(const SweepDef *a, const SweepDef *b, bool ignore_shard);
+/* "layout=3g1g, ram_mib=1024" for messages. */
+char *sweep_def_describe_point(const SweepDef *d, const char *const *values);
+
+typedef struct {
+    guint jobs;          /* worker threads; 0: number of cores */
+    bool progress;       /* progress bar + ETA on stderr (caller checks TTY) */
+    bool fsync;          /* fsync after each row, not only fflush */
+    guint stop_after;    /* tests: stop (as if killed) once this many new
+                          * rows are written; 0: never */
+} SweepOptions;
+
+typedef struct {
+    guint total;         /* points in this shard */
+    guint resumed;       /* found in the existing CSV */
+    guint computed;      /* computed and written by this run */
+    bool repaired;       /* a torn last line was cut off */
+    bool complete;       /* every point of the shard is in the file */
+} SweepResult;
+
+/* Run (or resume) the sweep into out_path. False with err set on bad input,
+ * an unusable existing file or a failing point (rows written before the
+ * failure stay, so a rerun resumes). Stopping via stop_after is not an
+ * error: res->complete is false. */
+bool sweep_run(const SweepDef *d, const char *out_path, const SweepOptions *o,
+               SweepResult *res, GError **err);
+
+/* Parse a CSV's sweep comment (first comment line): NULL with err set if
+ * the file has none or an unreadable one. */
+SweepDef *sweep_def_from_table(const CsvTable *t, GError **err);
+
+#endif

@@ -1,0 +1,480 @@
+/* Sweep definitions: parameter lists, canonical values, point numbering and
+ * the "# vmsplit-sweep" comment line (see sweep.h). */
+#include "report/sweep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SWEEP_COMMENT_TAG "vmsplit-sweep"
+#define SWEEP_COMMENT_VERSION "v1"
+
+struct SweepDef {
+    const SweepRunner *runner;
+    GPtrArray **lists;        /* per parameter: char * canonical values */
+    GHashTable **pos;         /* per parameter: value -> position + 1 */
+    guint *stride;            /* per parameter: points per step */
+    guint n_points;
+    guint shard_k, shard_n;
+    bool finished;
+};
+
+SweepDef *sweep_def_new(const SweepRunner *r)
+{
+    SweepDef *d = g_new0(SweepDef, 1);
+    d->runner = r;
+    d->lists = g_new0(GPtrArray *, r->n_params);
+    d->pos = g_new0(GHashTable *, r->n_params);
+    d->stride = g_new0(guint, r->n_params);
+    for (size_t i = 0; i < r->n_params; i++) {
+        d->lists[i] = g_ptr_array_new_with_free_func(g_free);
+        d->pos[i] = g_hash_table_new(g_str_hash, g_str_equal);
+    }
+    d->shard_k = d->shard_n = 1;
+    return d;
+}
+
+void sweep_def_free(SweepDef *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->runner->n_params; i++) {
+        g_hash_table_unref(d->pos[i]);
+        g_ptr_array_unref(d->lists[i]);
+    }
+    g_free(d->lists);
+    g_free(d->pos);
+    g_free(d->stride);
+    g_free(d);
+}
+
+const SweepRunner *sweep_def_runner(const SweepDef *d) { return d->runner; }
+guint sweep_def_n_points(const SweepDef *d) { return d->n_points; }
+guint sweep_def_shard_k(const SweepDef *d) { return d->shard_k; }
+guint sweep_def_shard_n(const SweepDef *d) { return d->shard_n; }
+
+static int param_index(const SweepRunner *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_params; i++)
+        if (!strcmp(r->params[i].option, name) || !strcmp(r->params[i].column, name))
+            return (int)i;
+    return -1;
+}
+
+/* "64G", "896M", "4096K", "1T", "123" (bytes); an optional "i"/"B" after
+ * the suffix ("64GiB", "64GB") means the same binary unit. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    if (!s || !g_ascii_isdigit(*s))
+        return false;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return false;
+    uint64_t mul = 1;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': mul = 1ull << 10; end++; break;
+    case 'm': case 'M': mul = 1ull << 20; end++; break;
+    case 'g': case 'G': mul = 1ull << 30; end++; break;
+    case 't': case 'T': mul = 1ull << 40; end++; break;
+    default: return false;
+    }
+    if (mul > 1 && *end == 'i')
+        end++;
+    if (mul > 1 && *end == 'B')
+        end++;
+    if (*end || v > UINT64_MAX / mul)
+        return false;
+    *out = (uint64_t)v * mul;
+    return true;
+}
+
+static const char *unit_name(uint64_t unit)
+{
+    switch (unit) {
+    case 1: return "bytes";
+    case 1u << 10: return "KiB";
+    case 1u << 20: return "MiB";
+    case 1u << 30: return "GiB";
+    default: return "units";
+    }
+}
+
+/* Canonical text of a value, or NULL with err naming the option. */
+static char *canonical_value(const SweepParam *p, const char *v, GError **err)
+{
+    uint64_t n = 0;
+    char *end = NULL;
+    switch (p->type) {
+    case SWEEP_PARAM_UINT:
+        errno = 0;
+        n = g_ascii_strtoull(v, &end, 10);
+        if (!g_ascii_isdigit(*v) || errno || *end) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "--%s: expected a whole number, found '%s'", p->option, v);
+            return NULL;
+        }
+        break;
+    case SWEEP_PARAM_SIZE:
+        if (!parse_size(v, &n)) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "--%s: expected a size such as 512M or 64G, found '%s'",
+                        p->option, v);
+            return NULL;
+        }
+        if (n % p->unit) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "--%s: '%s' is not a whole number of %s", p->option, v,
+                        unit_name(p->unit));
+            return NULL;
+        }
+        n /= p->unit;
+        break;
+    case SWEEP_PARAM_NAME:
+    case SWEEP_PARAM_PATH:
+        if (!*v) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "--%s: empty value in the list", p->option);
+            return NULL;
+        }
+        if (p->check && !p->check(v, err)) {
+            g_prefix_error(err, "--%s: ", p->option);
+            return NULL;
+        }
+        return g_strdup(v);
+    }
+    if (p->check) {
+        char *text = g_strdup_printf("%" G_GUINT64_FORMAT, n);
+        if (!p->check(text, err)) {
+            g_prefix_error(err, "--%s: ", p->option);
+            g_free(text);
+            return NULL;
+        }
+        return text;
+    }
+    return g_strdup_printf("%" G_GUINT64_FORMAT, n);
+}
+
+static bool add_canonical(SweepDef *d, int i, char *c, GError **err)
+{
+    if (g_hash_table_contains(d->pos[i], c)) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "--%s: value '%s' appears twice (each point must be unique)",
+                    d->runner->params[i].option, c);
+        g_free(c);
+        return false;
+    }
+    g_ptr_array_add(d->lists[i], c);
+    g_hash_table_insert(d->pos[i], c, GUINT_TO_POINTER(d->lists[i]->len));
+    return true;
+}
+
+bool sweep_def_add_value(SweepDef *d, const char *param, const char *value, GError **err)
+{
+    g_assert(!d->finished);
+    int i = param_index(d->runner, param);
+    g_assert(i >= 0);
+    char *c = canonical_value(&d->runner->params[i], value, err);
+    return c && add_canonical(d, i, c, err);
+}
+
+bool sweep_def_add_list(SweepDef *d, const char *param, const char *list, GError **err)
+{
+    char **items = g_strsplit(list, ",", -1);
+    bool ok = true;
+    for (char **it = items; ok && *it; it++) {
+        char *v = g_strstrip(*it);
+        ok = sweep_def_add_value(d, param, v, err);
+    }
+    g_strfreev(items);
+    return ok;
+}
+
+bool sweep_def_set_shard(SweepDef *d, const char *spec, GError **err)
+{
+    unsigned k = 0, n = 0;
+    char tail = 0;
+    if (sscanf(spec, "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "--shard: expected K/N with 1 <= K <= N (e.g. 2/8), found '%s'",
+                    spec);
+        return false;
+    }
+    d->shard_k = k;
+    d->shard_n = n;
+    return true;
+}
+
+bool sweep_def_finish(SweepDef *d, GError **err)
+{
+    const SweepRunner *r = d->runner;
+    uint64_t n = 1;
+    for (size_t i = 0; i < r->n_params; i++) {
+        const SweepParam *p = &r->params[i];
+        if (d->lists[i]->len == 0 && p->defaults &&
+            !sweep_def_add_list(d, p->column, p->defaults, err))
+            return false;
+        if (d->lists[i]->len == 0) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        p->type == SWEEP_PARAM_PATH
+                            ? "a %s sweep needs at least one input file (%s)"
+                            : "a %s sweep needs --%s",
+                        r->kind, p->type == SWEEP_PARAM_PATH ? p->column : p->option);
+            return false;
+        }
+        n *= d->lists[i]->len;
+        if (n > SWEEP_MAX_POINTS) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "the sweep has more than %u points: shorten the lists",
+                        SWEEP_MAX_POINTS);
+            return false;
+        }
+    }
+    guint stride = 1;
+    for (size_t i = r->n_params; i-- > 0;) {
+        d->stride[i] = stride;
+        stride *= d->lists[i]->len;
+    }
+    d->n_points = (guint)n;
+    d->finished = true;
+    return true;
+}
+
+bool sweep_def_in_shard(const SweepDef *d, guint index)
+{
+    return index % d->shard_n == d->shard_k - 1;
+}
+
+void sweep_def_point(const SweepDef *d, guint index, const char **values)
+{
+    g_assert(d->finished && index < d->n_points);
+    for (size_t i = 0; i < d->runner->n_params; i++)
+        values[i] = d->lists[i]->pdata[(index / d->stride[i]) % d->lists[i]->len];
+}
+
+int sweep_def_find(const SweepDef *d, const char *const *values)
+{
+    g_assert(d->finished);
+    guint index = 0;
+    for (size_t i = 0; i < d->runner->n_params; i++) {
+        guint p = GPOINTER_TO_UINT(g_hash_table_lookup(d->pos[i], values[i]));
+        if (p == 0)
+            return -1;
+        index += (p - 1) * d->stride[i];
+    }
+    return (int)index;
+}
+
+char **sweep_def_header(const SweepDef *d)
+{
+    const SweepRunner *r = d->runner;
+    char **h = g_new0(char *, r->n_params + r->n_figures + 1);
+    for (size_t i = 0; i < r->n_params; i++)
+        h[i] = g_strdup(r->params[i].column);
+    for (size_t i = 0; i < r->n_figures; i++)
+        h[r->n_params + i] = g_strdup(r->figures[i]);
+    return h;
+}
+
+char *sweep_def_describe_point(const SweepDef *d, const char *const *values)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < d->runner->n_params; i++)
+        g_string_append_printf(s, "%s%s=%s", i ? ", " : "", d->runner->params[i].column,
+                               values[i]);
+    return g_string_free(s, FALSE);
+}
+
+char *sweep_def_csv_head(const SweepDef *d, bool with_shard)
+{
+    char *comment = sweep_def_to_comment(d, with_shard);
+    char **header = sweep_def_header(d);
+    GString *s = g_string_new("#");
+    g_string_append(s, comment);
+    g_string_append_c(s, '\n');
+    csv_append_record(s, (const char *const *)header, g_strv_length(header));
+    g_strfreev(header);
+    g_free(comment);
+    return g_string_free(s, FALSE);
+}
+
+/* Values in the comment line: bytes outside a small safe set become %XX,
+ * so that ',', ' ', '=' and '%' in a file name cannot break the line. */
+static void escape_append(GString *s, const char *v)
+{
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        if (g_ascii_isalnum(*p) || strchr("._-/+:@", *p))
+            g_string_append_c(s, (char)*p);
+        else
+            g_string_append_printf(s, "%%%02X", *p);
+    }
+}
+
+char *sweep_def_to_comment(const SweepDef *d, bool with_shard)
+{
+    GString *s = g_string_new(" " SWEEP_COMMENT_TAG " " SWEEP_COMMENT_VERSION " kind=");
+    escape_append(s, d->runner->kind);
+    for (size_t i = 0; i < d->runner->n_params; i++) {
+        g_string_append_printf(s, " %s=", d->runner->params[i].column);
+        for (guint j = 0; j < d->lists[i]->len; j++) {
+            if (j)
+                g_string_append_c(s, ',');
+            escape_append(s, d->lists[i]->pdata[j]);
+        }
+    }
+    if (with_shard && d->shard_n > 1)
+        g_string_append_printf(s, " shard=%u/%u", d->shard_k, d->shard_n);
+    return g_string_free(s, FALSE);
+}
+
+static char *unescape(const char *v)
+{
+    GString *s = g_string_new(NULL);
+    for (const char *p = v; *p; p++) {
+        if (*p != '%') {
+            g_string_append_c(s, *p);
+            continue;
+        }
+        int hi = g_ascii_xdigit_value(p[1]), lo = hi < 0 ? -1 : g_ascii_xdigit_value(p[2]);
+        if (hi < 0 || lo < 0) {
+            g_string_free(s, TRUE);
+            return NULL;
+        }
+        g_string_append_c(s, (char)(hi << 4 | lo));
+        p += 2;
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* Values of one "column=v1,v2" token, taken verbatim (they were canonical
+ * when written). */
+static bool parse_list_token(SweepDef *d, int i, const char *list, const char *where,
+                             GError **err)
+{
+    char **items = g_strsplit(list, ",", -1);
+    bool ok = true;
+    for (char **it = items; ok && *it; it++) {
+        char *v = unescape(*it);
+        if (!v || !*v) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "%s: bad value '%s' for %s in the sweep line", where, *it,
+                        d->runner->params[i].column);
+            g_free(v);
+            ok = false;
+        } else {
+            ok = add_canonical(d, i, v, err);
+            if (!ok)
+                g_prefix_error(err, "%s: ", where);
+        }
+    }
+    g_strfreev(items);
+    return ok;
+}
+
+static bool parse_token(SweepDef *d, const char *tok, const char *where, GError **err)
+{
+    const char *eq = strchr(tok, '=');
+    char *key = eq ? g_strndup(tok, (gsize)(eq - tok)) : g_strdup(tok);
+    bool ok = false;
+    int i = eq ? param_index(d->runner, key) : -1;
+    if (i >= 0 && !strcmp(d->runner->params[i].column, key)) {
+        if (d->lists[i]->len)
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "%s: %s appears twice in the sweep line", where, key);
+        else
+            ok = parse_list_token(d, i, eq + 1, where, err);
+    } else if (eq && !strcmp(key, "shard")) {
+        ok = sweep_def_set_shard(d, eq + 1, err);
+        if (!ok)
+            g_prefix_error(err, "%s: ", where);
+    } else {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "%s: unexpected '%s' in the sweep line (a %s sweep has the "
+                    "parameters of 'vmsplit sweep --kind %s')", where, tok,
+                    d->runner->kind, d->runner->kind);
+    }
+    g_free(key);
+    return ok;
+}
+
+SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,
+                                 GError **err)
+{
+    char **tok = g_strsplit_set(text, " \t", -1);
+    GPtrArray *words = g_ptr_array_new();
+    for (char **t = tok; *t; t++)
+        if (**t)
+            g_ptr_array_add(words, *t);
+    char *where = g_strdup_printf("%s:%u", path, line);
+    SweepDef *d = NULL;
+    const SweepRunner *r = NULL;
+    if (words->len == 0 || strcmp(words->pdata[0], SWEEP_COMMENT_TAG))
+        goto out;  /* not a sweep line: no error */
+    if (words->len < 3 || strcmp(words->pdata[1], SWEEP_COMMENT_VERSION) ||
+        strncmp(words->pdata[2], "kind=", 5)) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "%s: expected '# " SWEEP_COMMENT_TAG " " SWEEP_COMMENT_VERSION
+                    " kind=KIND ...' (written by another vmsplit version?)", where);
+        goto out;
+    }
+    if (!(r = sweep_runner_lookup((char *)words->pdata[2] + 5, err))) {
+        g_prefix_error(err, "%s: ", where);
+        goto out;
+    }
+    d = sweep_def_new(r);
+    bool ok = true;
+    for (guint w = 3; ok && w < words->len; w++)
+        ok = parse_token(d, words->pdata[w], where, err);
+    for (size_t i = 0; ok && i < r->n_params; i++)
+        if (d->lists[i]->len == 0) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "%s: the sweep line has no values for %s", where,
+                        r->params[i].column);
+            ok = false;
+        }
+    if (ok)
+        ok = sweep_def_finish(d, err);
+    if (!ok) {
+        sweep_def_free(d);
+        d = NULL;
+    }
+out:
+    g_free(where);
+    g_ptr_array_unref(words);
+    g_strfreev(tok);
+    return d;
+}
+
+SweepDef *sweep_def_from_table(const CsvTable *t, GError **err)
+{
+    GError *e = NULL;
+    SweepDef *d = NULL;
+    if (t->comments->len)
+        d = sweep_def_from_comment(t->comments->pdata[0], t->path, 1, &e);
+    if (!d && !e)
+        g_set_error(&e, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "%s:1: expected a '# " SWEEP_COMMENT_TAG "' line recording the "
+                    "sweep (is this a CSV written by 'vmsplit sweep'?)", t->path);
+    if (e)
+        g_propagate_error(err, e);
+    return d;
+}
+
+bool sweep_def_equal(const SweepDef *a, const SweepDef *b, bool ignore_shard)
+{
+    if (a->runner != b->runner)
+        return false;
+    if (!ignore_shard && (a->shard_k != b->shard_k || a->shard_n != b->shard_n))
+        return false;
+    for (size_t i = 0; i < a->runner->n_params; i++) {
+        if (a->lists[i]->len != b->lists[i]->len)
+            return false;
+        for (guint j = 0; j < a->lists[i]->len; j++)
+            if (strcmp(a->lists[i]->pdata[j], b->lists[i]->pdata[j]))
+                return false;
+    }
+    return true;
+}
