@@ -105,7 +105,7 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
 
     /* Level 2: the PDE. */
     uint64_t pde_pa = (pdpte & PAE_ADDR_4K) + 8u * ((lin >> PAE_PDE_SHIFT) & 511);
-    uint64_t pde = physmem_read64(pm, pde_pa);
+    uint64_t pde = physmem_read64_aligned(pm, pde_pa);
     add_ref(out, pde_pa, false);
     out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
                                  .before = pde, .after = pde };
@@ -124,7 +124,7 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
     } else {
         /* Level 1: the PTE. */
         uint64_t pte_pa = (pde & PAE_ADDR_4K) + 8u * ((lin >> 12) & 511);
-        uint64_t pte = physmem_read64(pm, pte_pa);
+        uint64_t pte = physmem_read64_aligned(pm, pte_pa);
         add_ref(out, pte_pa, false);
         out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
                                      .before = pte, .after = pte };

@@ -7,16 +7,9 @@
 #include <glib.h>
 #include <string.h>
 
-#define FRAME_BITS (PHYS_ADDR_BITS - PAGE_SHIFT)   /* 24 */
-#define L2_BITS 12
-#define L1_BITS (FRAME_BITS - L2_BITS)              /* 12 */
+#define L2_BITS PHYSMEM_L2_BITS
 #define L2_SIZE (1u << L2_BITS)
-#define L1_SIZE (1u << L1_BITS)
-
-struct PhysMem {
-    uint8_t **chunk[L1_SIZE];
-    size_t frames;
-};
+#define L1_SIZE PHYSMEM_L1_SIZE
 
 PhysMem *physmem_new(void)
 {

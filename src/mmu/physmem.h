@@ -22,6 +22,15 @@
 
 typedef struct PhysMem PhysMem;
 
+/* The radix table is in the header only so that the walker's hot path can
+ * inline a frame lookup (two dependent loads); use the functions below. */
+#define PHYSMEM_L2_BITS 12
+#define PHYSMEM_L1_SIZE (1u << (PHYS_ADDR_BITS - PAGE_SHIFT - PHYSMEM_L2_BITS))
+struct PhysMem {
+    uint8_t **chunk[PHYSMEM_L1_SIZE];
+    size_t frames;
+};
+
 PhysMem *physmem_new(void);
 void physmem_free(PhysMem *pm);
 
@@ -42,6 +51,24 @@ void physmem_write8(PhysMem *pm, uint64_t pa, uint8_t v);
 void physmem_write16(PhysMem *pm, uint64_t pa, uint16_t v);
 void physmem_write32(PhysMem *pm, uint64_t pa, uint32_t v);
 void physmem_write64(PhysMem *pm, uint64_t pa, uint64_t v);
+
+/* Inline frame lookup and aligned 64-bit read for the page walker (an
+ * 8-aligned read never crosses a frame). pa must be below PHYS_ADDR_LIMIT. */
+static inline const uint8_t *physmem_frame_peek_inline(const PhysMem *pm, uint64_t pa)
+{
+    uint64_t pfn = (pa & (PHYS_ADDR_LIMIT - 1)) >> PAGE_SHIFT;
+    uint8_t **c = pm->chunk[pfn >> PHYSMEM_L2_BITS];
+    return c ? c[pfn & ((1u << PHYSMEM_L2_BITS) - 1)] : NULL;
+}
+
+static inline uint64_t physmem_read64_aligned(const PhysMem *pm, uint64_t pa)
+{
+    const uint8_t *f = physmem_frame_peek_inline(pm, pa);
+    uint64_t v = 0;
+    if (f)
+        __builtin_memcpy(&v, f + (pa & (PAGE_SIZE - 1) & ~7u), 8);
+    return v;
+}
 
 /* Number of 4 KiB frames allocated so far (host memory the model costs). */
 size_t physmem_frames_used(const PhysMem *pm);
