@@ -9,6 +9,15 @@
 
 const VmsCommand vms_commands[] = {
     /* name, function, one-line summary */
+    {"walk", cmd_walk, "explain one PAE translation on a machine image"},
+    {"tlbsim", cmd_tlbsim, "replay a Valgrind Lackey memory trace through the TLBs and caches"},
+    {"meminfo", cmd_meminfo, "lowmem, highmem and mem_map after boot for a RAM size and layout"},
+    {"presets", cmd_presets, "list the CPU presets, or print one resolved"},
+    {"sweep", cmd_sweep, "run a parameter sweep (parallel, resumable, shardable) into a CSV"},
+    {"merge", cmd_merge, "combine the CSVs of a sharded sweep, checking no point is missing or doubled"},
+    {"plot", cmd_plot, "plot a sweep or compare CSV with gnuplot (PNG, SVG)"},
+    {"import-strace", cmd_import_strace, "convert strace -f -tt -T output to a vmsplit trace"},
+    {"run", cmd_run, "run a guest program on the simulated i686 core, count its cycles"},
     {NULL, NULL, NULL},
 };
 

@@ -18,5 +18,14 @@ typedef struct {
 extern const VmsCommand vms_commands[];
 
 /* Declarations, one per subcommand (keep in the order of the table). */
+int cmd_walk(int argc, char **argv);
+int cmd_tlbsim(int argc, char **argv);
+int cmd_meminfo(int argc, char **argv);
+int cmd_presets(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_import_strace(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

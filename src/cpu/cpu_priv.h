@@ -1,0 +1,464 @@
+/* Private state of the i686 core, shared by decode.c, exec_*.c, protmode.c,
+ * flags.c and cpu.c. Nothing outside src/cpu includes this.
+ *
+ * What the core uses from src/mmu/mmu.h, and would still like:
+ *   - Data references inside a page go through mmu_access (translate, time,
+ *     host pointer), crossing ones through mmu_read/mmu_write; fetches
+ *     through mmu_translate(ACCESS_EXEC) plus physmem_frame_peek (a NULL
+ *     frame, not the shared zero page, so that a frame allocated later by a
+ *     write is noticed). The decoded cache validates against physical
+ *     memory itself, so it needs no write notification from the MMU.
+ *   - Wanted for speed (not edited here, see the core's report): an inline
+ *     TLB-hit path. mmu_access is an out-of-line call into mmu_translate ->
+ *     tlb_hier_lookup -> the cache model for every reference; on the
+ *     256-page loop these calls, and the TLB fill/victim search on every
+ *     DTLB miss, take most of the host time (see bench/cpu). */
+#ifndef VMSPLIT_CPU_CPU_PRIV_H
+#define VMSPLIT_CPU_CPU_PRIV_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cpu/flags.h"
+#include "cpu/ports.h"
+#include "mmu/mmu.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Result of an instruction handler. */
+enum {
+    XR_OK = 0,                   /* retired; EIP = next_eip */
+    XR_FAULT = 1,                /* an exception is pending in cpu->exc */
+    XR_STOP = 2,                 /* retired, and the run must stop (stop_req) */
+    XR_AGAIN = 3,                /* not finished (a REP instruction between
+                                  * chunks of iterations): EIP stays on it */
+};
+
+#define TRY(e)                          \
+    do {                                \
+        int try_r_ = (e);               \
+        if (UNLIKELY(try_r_))           \
+            return try_r_;              \
+    } while (0)
+
+/* Register number meaning "no register" in an effective address; r[8] is
+ * always zero, so base + index << scale needs no branch. */
+#define REG_NONE 8
+
+/* ---- decoded instructions ---- */
+
+typedef struct Insn Insn;
+typedef int (*InsnFn)(Cpu *c, const Insn *i);
+
+struct Insn {
+    InsnFn fn;
+    uint32_t disp;               /* EA displacement, moffs */
+    uint32_t imm;                /* immediate (imm8 sign-extended), rel offset */
+    uint16_t imm2;               /* far selector, ENTER level, RET n */
+    uint8_t len;
+    uint8_t size;                /* operand size: 1, 2 or 4 */
+    uint8_t reg;                 /* ModRM.reg or register from the opcode */
+    uint8_t rm;                  /* ModRM.rm register (when !mem) */
+    uint8_t mem;                 /* operand is in memory */
+    uint8_t base, index, scale;  /* EA: registers (REG_NONE) and shift */
+    uint8_t seg;                 /* segment of the memory operand */
+    uint8_t op;                  /* sub-operation: ALU op, condition, ... */
+    uint8_t rep;                 /* 0, REP_E (F3), REP_NE (F2) */
+    uint16_t cost;               /* base cycles charged when it retires */
+};
+
+#define REP_E 1
+#define REP_NE 2
+
+/* ---- segments ---- */
+
+/* Hidden part of a segment register (SDM Vol. 3A §3.4.3). */
+typedef struct {
+    uint32_t base;
+    uint32_t limit;              /* byte granular, after the G bit */
+    uint16_t sel;
+    uint8_t type;                /* descriptor type (4 bits) | S << 4 */
+    uint8_t dpl;
+    uint8_t flags;               /* SEGF_* */
+} SegCache;
+
+#define SEGF_USABLE (1u << 0)    /* not null */
+#define SEGF_FLAT_R (1u << 1)    /* readable, expand-up, limit 4 GiB: no check */
+#define SEGF_FLAT_W (1u << 2)    /* writable, expand-up, limit 4 GiB: no check */
+#define SEGF_BIG (1u << 3)       /* D/B bit */
+
+typedef struct {
+    uint32_t base;
+    uint16_t limit;
+} TableReg;
+
+/* ---- decoded-instruction cache (cpu.c) ---- */
+
+typedef struct {
+    uint64_t tag;                /* physical address of the first byte + 1; 0 = empty */
+    uint64_t bytes[2];           /* the instruction's bytes, zero padded */
+    uint64_t mask[2];            /* which of bytes[] belong to it */
+    Insn insn;
+} DcEntry;
+
+#define DCACHE_BITS 15
+
+/* ---- pending events ---- */
+
+#define PEND_IRQ (1u << 0)
+#define PEND_STOP (1u << 1)
+#define PEND_INHIBIT (1u << 2)   /* interrupt shadow after STI / MOV SS */
+#define PEND_HALT (1u << 3)      /* HLT: waiting for an interrupt */
+
+typedef struct {
+    uint16_t first;
+    unsigned count;
+    PortInFn in;
+    PortOutFn out;
+    void *user;
+} PortRange;
+
+#define FETCH_NONE 1u            /* fetch_blk value that matches no block */
+#define FETCH_BLOCK 16u          /* bytes per modelled fetch block */
+
+struct Cpu {
+    uint32_t r[9];               /* EAX..EDI, r[REG_NONE] == 0 */
+    uint32_t eip;
+    uint32_t next_eip;           /* EIP after the current instruction */
+    uint32_t eflags;             /* non-arithmetic bits; all bits when eager */
+    LazyFlags cc;
+    int cpl;
+    SegCache seg[CPU_NSEGS];
+
+    /* Fetch state of the modelled front end. */
+    uint32_t fetch_blk;          /* linear address of the last block fetched */
+    uint32_t fetch_page;         /* linear page the fields below describe */
+    uint64_t fetch_pa;           /* its physical frame */
+    const uint8_t *fetch_host;   /* host pointer to it, NULL: reads zeros */
+
+    Mmu *mmu;
+    PhysMem *pm;
+    const Preset *preset;
+    CpuCosts cost;
+    uint64_t cycles;             /* base costs charged by the core */
+    uint64_t mmu_cycles0;        /* mmu_stats()->cycles at reset */
+    uint64_t insns;
+    uint64_t insns_user;         /* of which fetched at CPL 3 */
+
+    /* Exception raised by the current instruction. */
+    struct {
+        uint8_t vec;
+        bool has_err;
+        uint32_t err;
+    } exc;
+
+    uint32_t pending;            /* PEND_* */
+    uint8_t irq_vector;
+    CpuStop stop_req;
+
+    uint32_t cr2;
+    TableReg gdtr, idtr;
+    SegCache tr;
+    uint16_t ldtr;
+    uint32_t sysenter_cs, sysenter_esp, sysenter_eip;
+    uint64_t tsc_offset;
+
+    bool dcache_on;
+    DcEntry *dcache;
+
+    GArray *ports;               /* PortRange */
+    CpuEventHook hook;
+    void *hook_user;
+    CpuTripleFault triple;
+};
+
+/* ---- registers ---- */
+
+static inline uint32_t reg_get(const Cpu *c, unsigned n, unsigned size)
+{
+    if (size == 4)
+        return c->r[n];
+    if (size == 2)
+        return c->r[n] & 0xFFFF;
+    return n < 4 ? c->r[n] & 0xFF : (c->r[n - 4] >> 8) & 0xFF;
+}
+
+static inline void reg_set(Cpu *c, unsigned n, unsigned size, uint32_t v)
+{
+    if (size == 4)
+        c->r[n] = v;
+    else if (size == 2)
+        c->r[n] = (c->r[n] & 0xFFFF0000u) | (v & 0xFFFF);
+    else if (n < 4)
+        c->r[n] = (c->r[n] & 0xFFFFFF00u) | (v & 0xFF);
+    else
+        c->r[n - 4] = (c->r[n - 4] & 0xFFFF00FFu) | ((v & 0xFF) << 8);
+}
+
+static inline uint32_t insn_ea(const Cpu *c, const Insn *i)
+{
+    return c->r[i->base] + (c->r[i->index] << i->scale) + i->disp;
+}
+
+/* ---- exceptions ---- */
+
+int cpu_raise(Cpu *c, uint8_t vec, uint32_t err);
+int cpu_raise_mmu(Cpu *c, const MmuFault *f);
+static inline int cpu_ud(Cpu *c) { return cpu_raise(c, VEC_UD, 0); }
+static inline int cpu_gp0(Cpu *c) { return cpu_raise(c, VEC_GP, 0); }
+
+/* ---- memory ---- */
+
+int seg_check_slow(Cpu *c, int seg, uint32_t off, unsigned size, bool write);
+
+/* Data reads (access = ACCESS_READ, or ACCESS_WRITE for the read half of a
+ * read-modify-write) and writes through segment seg at the current CPL. */
+/* An access inside one page goes through mmu_access (one translation, one
+ * cache reference, then a host load/store); one that crosses a page
+ * boundary through mmu_read/mmu_write, which split it. Both make exactly
+ * the references mmu.h describes for an access of that size. */
+static inline bool in_page(uint32_t lin, unsigned size)
+{
+    return (lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - size;
+}
+
+static inline int mem_read(Cpu *c, int seg, uint32_t off, unsigned size,
+                           Access access, uint32_t *v)
+{
+    const SegCache *s = &c->seg[seg];
+    unsigned need = access == ACCESS_WRITE ? SEGF_FLAT_W : SEGF_FLAT_R;
+    *v = 0;                      /* defined even on a fault (quiets -Wmaybe-uninitialized) */
+    if (UNLIKELY(!(s->flags & need)))
+        TRY(seg_check_slow(c, seg, off, size, access == ACCESS_WRITE));
+    uint32_t lin = s->base + off;
+    MmuFault f;
+    if (LIKELY(in_page(lin, size))) {
+        const uint8_t *p = mmu_access(c->mmu, lin, access, c->cpl, &f);
+        if (UNLIKELY(!p))
+            return cpu_raise_mmu(c, &f);
+        uint32_t x = 0;
+        memcpy(&x, p, size);
+        *v = x;
+        return XR_OK;
+    }
+    if (UNLIKELY(!mmu_read(c->mmu, lin, size, access, c->cpl, v, &f)))
+        return cpu_raise_mmu(c, &f);
+    return XR_OK;
+}
+
+static inline int mem_write(Cpu *c, int seg, uint32_t off, unsigned size, uint32_t v)
+{
+    const SegCache *s = &c->seg[seg];
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_W)))
+        TRY(seg_check_slow(c, seg, off, size, true));
+    uint32_t lin = s->base + off;
+    MmuFault f;
+    if (LIKELY(in_page(lin, size))) {
+        uint8_t *p = mmu_access(c->mmu, lin, ACCESS_WRITE, c->cpl, &f);
+        if (UNLIKELY(!p))
+            return cpu_raise_mmu(c, &f);
+        memcpy(p, &v, size);
+        return XR_OK;
+    }
+    if (UNLIKELY(!mmu_write(c->mmu, lin, size, c->cpl, v, &f)))
+        return cpu_raise_mmu(c, &f);
+    return XR_OK;
+}
+
+/* Supervisor (implicit, CPL 0) references to linear addresses: descriptor
+ * tables, the TSS. */
+int mem_read_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t *v);
+int mem_write_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t v);
+
+/* The r/m operand of a ModRM instruction. */
+static inline int rm_read(Cpu *c, const Insn *i, unsigned size, uint32_t *v)
+{
+    if (!i->mem) {
+        *v = reg_get(c, i->rm, size);
+        return XR_OK;
+    }
+    return mem_read(c, i->seg, insn_ea(c, i), size, ACCESS_READ, v);
+}
+
+static inline int rm_write(Cpu *c, const Insn *i, unsigned size, uint32_t v)
+{
+    if (!i->mem) {
+        reg_set(c, i->rm, size, v);
+        return XR_OK;
+    }
+    return mem_write(c, i->seg, insn_ea(c, i), size, v);
+}
+
+/* Read-modify-write: the read checks write permission (it is the read of
+ * a locked-style RMW cycle; a #PF on it reports W=1). */
+static inline int rm_read_rmw(Cpu *c, const Insn *i, unsigned size, uint32_t *v)
+{
+    if (!i->mem) {
+        *v = reg_get(c, i->rm, size);
+        return XR_OK;
+    }
+    return mem_read(c, i->seg, insn_ea(c, i), size, ACCESS_WRITE, v);
+}
+
+/* Stack (SS, 32-bit stack pointer). push/pop do not change ESP on a fault. */
+static inline int stack_push(Cpu *c, unsigned size, uint32_t v)
+{
+    uint32_t esp = c->r[REG_ESP] - size;
+    TRY(mem_write(c, SEG_SS, esp, size, v));
+    c->r[REG_ESP] = esp;
+    return XR_OK;
+}
+
+static inline int stack_read(Cpu *c, uint32_t off, unsigned size, uint32_t *v)
+{
+    return mem_read(c, SEG_SS, c->r[REG_ESP] + off, size, ACCESS_READ, v);
+}
+
+/* ---- control flow ---- */
+
+/* Every taken control transfer starts a new fetch block. */
+static inline void cpu_jump(Cpu *c, uint32_t target)
+{
+    c->next_eip = target;
+    c->fetch_blk = FETCH_NONE;
+}
+
+static inline void cpu_charge(Cpu *c, unsigned cycles) { c->cycles += cycles; }
+
+/* ---- flags (flags.h) ---- */
+
+static inline void flags_lazy(Cpu *c, CcOp op, unsigned size, uint32_t res,
+                              uint32_t a, uint32_t b, uint32_t carry)
+{
+    uint32_t m = size_mask(size);
+    c->cc.op = (uint8_t)op;
+    c->cc.size = (uint8_t)size;
+    c->cc.res = res & m;
+    c->cc.a = a & m;
+    c->cc.b = b & m;
+    c->cc.c = carry;
+}
+
+/* Full EFLAGS with the arithmetic flags materialised. */
+static inline uint32_t flags_get(const Cpu *c)
+{
+    if (c->cc.op == CC_EAGER)
+        return c->eflags;
+    return (c->eflags & ~EFLAGS_ARITH) | flags_arith(&c->cc);
+}
+
+/* Make the flags eager with these arithmetic flags. */
+static inline void flags_set_arith(Cpu *c, uint32_t arith)
+{
+    c->eflags = (c->eflags & ~EFLAGS_ARITH) | (arith & EFLAGS_ARITH);
+    c->cc.op = CC_EAGER;
+}
+
+static inline bool cpu_cond(const Cpu *c, unsigned cond)
+{
+    /* ZF of every lazy operation is "result == 0": JE/JNE inline. */
+    if ((cond >> 1) == 2 && c->cc.op != CC_EAGER)
+        return (c->cc.res == 0) ^ (cond & 1);
+    return flags_cond(&c->cc, c->eflags, cond);
+}
+
+static inline bool cpu_cf(const Cpu *c)
+{
+    return c->cc.op == CC_EAGER ? (c->eflags & EFLAGS_CF) != 0 : flags_cf(&c->cc);
+}
+
+/* ---- decode.c ---- */
+
+/* Decode the instruction at linear CS:eip, making the modelled fetch
+ * references for the blocks it reaches. XR_OK or XR_FAULT. */
+int cpu_decode(Cpu *c, uint32_t eip, Insn *out);
+/* Make the fetch reference for the block holding linear address lin. */
+int cpu_fetch_ref(Cpu *c, uint32_t lin);
+/* exec_fast.c: switch a decoded Insn to a specialised handler if one fits. */
+void cpu_specialize(Insn *d);
+
+/* ---- protmode.c ---- */
+
+int pm_load_seg(Cpu *c, int seg, uint16_t sel);
+int pm_far_jump(Cpu *c, uint16_t sel, uint32_t off, bool call, unsigned size);
+int pm_far_ret(Cpu *c, unsigned size, uint16_t extra);
+int pm_iret(Cpu *c, unsigned size);
+int pm_sysenter(Cpu *c);
+int pm_sysexit(Cpu *c);
+int pm_ltr(Cpu *c, uint16_t sel);
+int pm_io_check(Cpu *c, uint16_t port, unsigned size);
+/* Deliver vector through the IDT with the #DF / triple-fault rules.
+ * kind: CPU_EV_EXCEPTION (fault: return to c->eip), CPU_EV_SOFT_INT (return
+ * to c->next_eip, gate DPL checked), CPU_EV_INTERRUPT. Returns XR_OK when
+ * delivered, XR_STOP on a triple fault. */
+int pm_deliver(Cpu *c, uint8_t vec, bool has_err, uint32_t err, CpuEventKind kind);
+void pm_set_flat(SegCache *s, uint16_t sel, bool code, int dpl);
+void cpu_emit(Cpu *c, CpuEventKind kind, uint8_t vec, bool has_err, uint32_t err,
+              uint32_t from_eip, int from_cpl);
+
+/* ---- exec_system.c (shared with protmode.c / cpu.c) ---- */
+
+int cpu_mov_to_cr(Cpu *c, int n, uint32_t v);
+int cpu_port_in(Cpu *c, uint16_t port, unsigned size, uint32_t *v);
+int cpu_port_out(Cpu *c, uint16_t port, unsigned size, uint32_t v);
+/* Write EFLAGS from POPF/IRET with the CPL/IOPL rules; mask = the bits the
+ * instruction may change. */
+void cpu_write_eflags(Cpu *c, uint32_t v, uint32_t mask);
+
+/* ---- handlers (decode.c builds Insn with these) ---- */
+
+#define HANDLER(name) int name(Cpu *c, const Insn *i)
+
+/* exec_alu.c */
+HANDLER(h_alu_rm_r); HANDLER(h_alu_r_rm); HANDLER(h_alu_rm_imm);
+HANDLER(h_test_rm_r); HANDLER(h_test_rm_imm);
+HANDLER(h_inc_rm); HANDLER(h_dec_rm); HANDLER(h_inc_r); HANDLER(h_dec_r);
+HANDLER(h_not_rm); HANDLER(h_neg_rm);
+HANDLER(h_shift_imm); HANDLER(h_shift_cl);
+HANDLER(h_mul_rm); HANDLER(h_imul1_rm); HANDLER(h_div_rm); HANDLER(h_idiv_rm);
+HANDLER(h_imul_r_rm); HANDLER(h_imul_r_rm_imm);
+HANDLER(h_shld_imm); HANDLER(h_shld_cl); HANDLER(h_shrd_imm); HANDLER(h_shrd_cl);
+HANDLER(h_bt_rm_r); HANDLER(h_bt_rm_imm); HANDLER(h_bsf); HANDLER(h_bsr);
+HANDLER(h_cbw); HANDLER(h_cwd); HANDLER(h_sahf); HANDLER(h_lahf);
+HANDLER(h_cmc); HANDLER(h_clc); HANDLER(h_stc); HANDLER(h_cld); HANDLER(h_std);
+HANDLER(h_xadd); HANDLER(h_cmpxchg); HANDLER(h_cmpxchg8b); HANDLER(h_bswap);
+HANDLER(h_daa); HANDLER(h_das); HANDLER(h_aaa); HANDLER(h_aas);
+HANDLER(h_aam); HANDLER(h_aad); HANDLER(h_salc);
+
+/* exec_data.c */
+HANDLER(h_mov_rm_r); HANDLER(h_mov_r_rm); HANDLER(h_mov_rm_imm);
+HANDLER(h_mov_r_imm); HANDLER(h_mov_load_moffs); HANDLER(h_mov_store_moffs);
+HANDLER(h_movzx); HANDLER(h_movsx); HANDLER(h_lea);
+HANDLER(h_xchg_rm_r); HANDLER(h_xchg_eax);
+HANDLER(h_push_r); HANDLER(h_pop_r); HANDLER(h_push_imm); HANDLER(h_push_rm);
+HANDLER(h_pop_rm); HANDLER(h_push_sreg); HANDLER(h_pop_sreg);
+HANDLER(h_pushad); HANDLER(h_popad); HANDLER(h_pushfd); HANDLER(h_popfd);
+HANDLER(h_leave); HANDLER(h_enter); HANDLER(h_cmov); HANDLER(h_setcc);
+HANDLER(h_mov_rm_sreg); HANDLER(h_mov_sreg_rm); HANDLER(h_lseg);
+HANDLER(h_xlat); HANDLER(h_nop);
+
+/* exec_string.c */
+HANDLER(h_movs); HANDLER(h_cmps); HANDLER(h_stos); HANDLER(h_lods);
+HANDLER(h_scas); HANDLER(h_ins); HANDLER(h_outs);
+
+/* exec_control.c */
+HANDLER(h_jmp_rel); HANDLER(h_jcc); HANDLER(h_call_rel); HANDLER(h_ret);
+HANDLER(h_jmp_rm); HANDLER(h_call_rm); HANDLER(h_loop);
+HANDLER(h_jmp_far); HANDLER(h_call_far); HANDLER(h_jmp_far_m); HANDLER(h_call_far_m);
+HANDLER(h_retf); HANDLER(h_int); HANDLER(h_int3); HANDLER(h_into); HANDLER(h_iret);
+
+/* exec_system.c */
+HANDLER(h_hlt); HANDLER(h_cli); HANDLER(h_sti);
+HANDLER(h_mov_r_cr); HANDLER(h_mov_cr_r);
+HANDLER(h_lgdt); HANDLER(h_lidt); HANDLER(h_sgdt); HANDLER(h_sidt);
+HANDLER(h_smsw); HANDLER(h_lmsw); HANDLER(h_invlpg);
+HANDLER(h_ltr); HANDLER(h_str); HANDLER(h_sldt); HANDLER(h_lldt);
+HANDLER(h_clts); HANDLER(h_wbinvd); HANDLER(h_cpuid); HANDLER(h_rdtsc);
+HANDLER(h_rdmsr); HANDLER(h_wrmsr); HANDLER(h_sysenter); HANDLER(h_sysexit);
+HANDLER(h_in); HANDLER(h_out); HANDLER(h_ud);
+
+#endif

@@ -1,0 +1,228 @@
+/* The decoded-instruction cache is a host-speed shortcut only: every
+ * modelled figure (instructions, cycles, MMU counters, every TLB counter of
+ * the hierarchy and of each array, every cache counter) must be the same
+ * with it on and off, and code that changes under it (written by the guest,
+ * written from C, remapped) must run as the new bytes say.
+ *
+ * Arguments: the guest objects to run (workloads/guest/tests/NAME.o etc.);
+ * each must exit 0 under both settings. */
+#include <check.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cpu/nasm.h"
+#include "cpu/preset.h"
+#include "cpu/runenv.h"
+#include "mmu/mmu.h"
+
+static char **objects;
+static int n_objects;
+static Preset *preset;           /* p4-northwood: TLB and caches in play */
+
+/* Every modelled figure as "name=value" lines. */
+static char *figures(RunEnv *e)
+{
+    GString *s = g_string_new(NULL);
+    Cpu *c = runenv_cpu(e);
+    Mmu *m = runenv_mmu(e);
+    g_string_append_printf(s, "insns=%" G_GUINT64_FORMAT "\nuser=%" G_GUINT64_FORMAT
+                              "\ncycles=%" G_GUINT64_FORMAT "\n",
+                           cpu_insns(c), cpu_insns_user(c), cpu_cycles(c));
+    const MmuStats *ms = mmu_stats(m);
+    g_string_append_printf(s, "mmu=%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                              ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                              ",%" G_GUINT64_FORMAT "\n",
+                           ms->cycles, ms->walk_cycles, ms->walks, ms->data_cycles,
+                           ms->cr3_writes, ms->cr3_cycles, ms->invlpgs);
+    TlbHierarchy *h = mmu_tlb(m);
+    for (size_t i = 0; i < tlb_stats_count(); i++) {
+        TlbStatItem it = tlb_stats_item(tlb_hier_stats(h), i);
+        g_string_append_printf(s, "tlb.%s=%" G_GUINT64_FORMAT "\n", it.name, it.value);
+    }
+    for (unsigned a = 0; a < tlb_hier_array_count(h); a++) {
+        const Tlb *t = tlb_hier_array(h, a);
+        for (size_t i = 0; i < tlb_stats_count(); i++) {
+            TlbStatItem it = tlb_stats_item(tlb_stats(t), i);
+            g_string_append_printf(s, "%s.%s=%" G_GUINT64_FORMAT "\n", tlb_name(t), it.name,
+                                   it.value);
+        }
+    }
+    CacheHier *ch = mmu_cache(m);
+    if (ch) {
+        const CacheStats *cs = cache_stats(ch);
+        g_string_append_printf(s, "cache=%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                  ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                  "\n", cs->accesses, cs->writes, cs->mem, cs->uncached,
+                               cs->cycles);
+        for (unsigned l = 0; l < CACHE_MAX_LEVELS; l++)
+            g_string_append_printf(s, "L%u=%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                      ",%" G_GUINT64_FORMAT "\n", l + 1, cs->level[l].hits,
+                                   cs->level[l].misses, cs->level[l].evictions);
+    }
+    for (int r = 0; r < CPU_NREGS; r++)
+        g_string_append_printf(s, "r%d=%08x\n", r, cpu_reg(c, r));
+    g_string_append_printf(s, "eip=%08x eflags=%08x\n", cpu_eip(c), cpu_eflags(c));
+    return g_string_free(s, FALSE);
+}
+
+static char *run_one(const char *path, bool dcache, GString *out, int *status)
+{
+    RunEnvOptions opt = { .preset = preset, .no_decode_cache = !dcache, .out = out, .err = out };
+    GError *err = NULL;
+    RunEnv *e = runenv_new(&opt, &err);
+    ck_assert_msg(e, "%s", err ? err->message : "?");
+    ck_assert_msg(runenv_load(e, path, &err), "%s", err ? err->message : "?");
+    RunEnvState st = runenv_run(e, 50000000);
+    ck_assert_msg(st == RUNENV_EXITED, "%s (decode cache %s): state %d", path,
+                  dcache ? "on" : "off", st);
+    *status = runenv_exit_status(e);
+    char *f = figures(e);
+    runenv_free(e);
+    return f;
+}
+
+static void compare_runs(const char *path)
+{
+    GString *out_on = g_string_new(NULL), *out_off = g_string_new(NULL);
+    int st_on, st_off;
+    char *on = run_one(path, true, out_on, &st_on);
+    char *off = run_one(path, false, out_off, &st_off);
+    ck_assert_msg(st_on == 0 && st_off == 0, "%s: exit %d (cache on) / %d (off): %s", path,
+                  st_on, st_off, out_on->str);
+    ck_assert_str_eq(out_on->str, out_off->str);
+    if (strcmp(on, off) != 0) {
+        /* Name the first differing line. */
+        char **a = g_strsplit(on, "\n", -1), **b = g_strsplit(off, "\n", -1);
+        for (int i = 0; a[i] && b[i]; i++)
+            ck_assert_msg(!strcmp(a[i], b[i]), "%s: with the cache '%s', without '%s'", path,
+                          a[i], b[i]);
+        g_strfreev(a);
+        g_strfreev(b);
+    }
+    g_free(on);
+    g_free(off);
+    g_string_free(out_on, TRUE);
+    g_string_free(out_off, TRUE);
+}
+
+START_TEST(test_same_figures)
+{
+    compare_runs(objects[_i]);
+}
+END_TEST
+
+/* Self-modifying code: the program patches the immediate of an instruction
+ * it has already executed (so it sits in the decoded cache), and an
+ * instruction in the same 16-byte fetch block right ahead of the store, then
+ * checks that the new values were used. Exit 0 only if they were. */
+static const char *smc_source =
+    "BITS 32\n"
+    "section .smc exec write\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov ecx, 3\n"
+    "again:\n"
+    "patch: mov eax, 0x11111111\n"
+    "    cmp ecx, 3\n"
+    "    je first\n"
+    "    cmp eax, 0x22222222\n"
+    "    jne fail\n"
+    "first:\n"
+    "    mov dword [patch+1], 0x22222222\n"
+    "    mov byte [ahead+1], 0x77\n"
+    "ahead: mov bl, 0x55\n"
+    "    cmp bl, 0x77\n"
+    "    jne fail\n"
+    "    mov byte [ahead+1], 0x55\n"
+    "    loop again\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n"
+    "fail:\n"
+    "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n";
+
+START_TEST(test_self_modifying)
+{
+    char *dir = g_dir_make_tmp("vmsplit-smc-XXXXXX", NULL);
+    char *src = g_build_filename(dir, "smc.asm", NULL);
+    ck_assert(g_file_set_contents(src, smc_source, -1, NULL));
+    GError *err = NULL;
+    char *obj = nasm_assemble(src, &err);
+    ck_assert_msg(obj, "%s", err ? err->message : "?");
+    compare_runs(obj);
+    nasm_remove_output(obj);
+    g_free(obj);
+    g_unlink(src);
+    g_rmdir(dir);
+    g_free(src);
+    g_free(dir);
+}
+END_TEST
+
+/* Remapping and writes from outside the guest: a code page's PTE is pointed
+ * at another frame (with INVLPG), and a frame is rewritten with physmem
+ * writes; the core must run the new code each time, cache on or off. */
+static uint32_t run_at(Cpu *c, uint32_t eip)
+{
+    cpu_set_eip(c, eip);
+    ck_assert_int_eq(cpu_run(c, 100), CPU_STOP_HLT);
+    return cpu_reg(c, REG_EAX);
+}
+
+START_TEST(test_remap_and_rewrite)
+{
+    for (int on = 0; on < 2; on++) {
+        PhysMem *pm = physmem_new();
+        Mmu *m = mmu_new(pm, NULL);
+        Cpu *c = cpu_new(m, NULL);
+        cpu_set_decode_cache(c, on);
+        /* mov eax, imm32; hlt in two frames. */
+        const uint8_t a[] = { 0xB8, 1, 0, 0, 0, 0xF4 }, b[] = { 0xB8, 2, 0, 0, 0, 0xF4 };
+        physmem_write(pm, 0x20000, a, sizeof a);
+        physmem_write(pm, 0x21000, b, sizeof b);
+        physmem_write64(pm, 0x100000, 0x101000 | 1);             /* PDPTE 0 */
+        physmem_write64(pm, 0x101000, 0x102000 | 3);             /* PDE 0 */
+        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);   /* 0x10000 -> 0x20000 */
+        uint8_t vec;
+        uint32_t err;
+        ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
+        ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
+        ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+        ck_assert_uint_eq(run_at(c, 0x10000), 1);
+        ck_assert_uint_eq(run_at(c, 0x10000), 1);
+        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x21000 | 3);   /* remap */
+        mmu_invlpg(m, 0x10000);
+        ck_assert_uint_eq(run_at(c, 0x10000), 2);
+        physmem_write8(pm, 0x21001, 9);                          /* rewrite */
+        ck_assert_uint_eq(run_at(c, 0x10000), 9);
+        cpu_free(c);
+        mmu_free(m);
+        physmem_free(pm);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    objects = argv + 1;
+    n_objects = argc - 1;
+    GError *err = NULL;
+    preset = preset_load("p4-northwood", &err);
+    if (!preset) {
+        fprintf(stderr, "preset p4-northwood: %s\n", err->message);
+        return 1;
+    }
+    Suite *s = suite_create("cpu_dcache");
+    TCase *t = tcase_create("dcache");
+    tcase_set_timeout(t, 120);
+    tcase_add_loop_test(t, test_same_figures, 0, n_objects);
+    tcase_add_test(t, test_self_modifying);
+    tcase_add_test(t, test_remap_and_rewrite);
+    suite_add_tcase(s, t);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    preset_free(preset);
+    return failed ? 1 : 0;
+}
