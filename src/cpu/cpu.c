@@ -91,6 +91,12 @@ uint64_t cpu_insns(const Cpu *c) { return c->insns; }
 uint64_t cpu_insns_user(const Cpu *c) { return c->insns_user; }
 const CpuTripleFault *cpu_triple_fault(const Cpu *c) { return &c->triple; }
 
+void cpu_add_work(Cpu *c, uint64_t cycles, uint64_t insns)
+{
+    c->cycles += cycles;
+    c->insns += insns;
+}
+
 uint64_t cpu_cycles(const Cpu *c)
 {
     return c->cycles + (mmu_stats(c->mmu)->cycles - c->mmu_cycles0);

@@ -187,6 +187,11 @@ CpuStop cpu_run(Cpu *cpu, uint64_t max_insns);
 /* Execute one instruction (or deliver one pending event). */
 CpuStop cpu_step(Cpu *cpu);
 uint64_t cpu_cycles(const Cpu *cpu);
+/* Charge work modelled outside the interpreter: the kernel model's syscall
+ * bodies (the one C shortcut, reached through a hypercall port) add their
+ * instructions' base cost here; their memory references go through the MMU
+ * as usual. Counted as kernel instructions. */
+void cpu_add_work(Cpu *cpu, uint64_t cycles, uint64_t insns);
 uint64_t cpu_insns(const Cpu *cpu);
 uint64_t cpu_insns_user(const Cpu *cpu);   /* retired instructions fetched at CPL 3 */
 const CpuTripleFault *cpu_triple_fault(const Cpu *cpu);

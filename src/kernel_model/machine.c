@@ -1,0 +1,687 @@
+/* A booted machine: see machine.h. */
+#include "kernel_model/machine.h"
+
+#include "config.h"
+#include "cpu/elfload.h"
+#include "cpu/ports.h"
+#include "mmu/pae.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+#define MiB (1024u * 1024u)
+#define KTEXT_PHYS (1 * MiB)        /* Linux loads the kernel at 1 MiB */
+#define CR0_PE (1u << 0)
+#define CR0_WP (1u << 16)
+#define CR0_PG (1u << 31)
+#define CR4_PAE (1u << 5)
+#define CR4_PGE (1u << 7)
+#define CR4_PCIDE (1u << 17)
+#define EFER_NXE (1ULL << 11)
+#define EFLAGS_USER 0x202u          /* IF, bit 1 */
+#define PCID_USER_BIT 0x800u        /* Linux PTI: user PCID = kernel PCID | bit 11 */
+#define MAX_STEPS_PER_EVENT 50000000ULL
+
+/* Offsets of the per-CPU block (stubs/common.inc). */
+enum {
+    CD_KERNEL_CR3 = 0, CD_USER_CR3 = 4, CD_REAL_STACK = 8, CD_VIRTUAL_STACK = 12,
+    CD_SYSENTER_RETURN = 16, CD_ENTRY_STACK = 20, CD_STACK_TOP = 24,
+    CD_NEXT_ESP = 28, CD_NEXT_CR3 = 32,
+};
+/* struct pt_regs (2.6.12), in dwords. */
+enum { PT_EBX, PT_ECX, PT_EDX, PT_ESI, PT_EDI, PT_EBP, PT_EAX, PT_DS, PT_ES,
+       PT_ORIG_EAX, PT_EIP, PT_CS, PT_EFLAGS, PT_OLDESP, PT_OLDSS, PT_NREGS };
+
+/* Window layout (offsets from the window base; windowed layouts only). */
+enum { WIN_ENTRY = 0x0000, WIN_DATA = 0x1000, WIN_GDT = 0x2000, WIN_IDT = 0x3000,
+       WIN_TSS = 0x4000, WIN_ESTACK = 0x5000, WIN_VSTACK = 0x6000 };
+
+typedef struct {
+    bool live;
+    ProcSpace *ps;
+    uint64_t kstack_pa;          /* THREAD_SIZE, physically contiguous */
+    uint32_t kstack_va;          /* its direct-map address (base) */
+    uint32_t saved_esp;          /* kernel ESP while switched out */
+    uint16_t pcid;               /* kpti-pcid: kernel PCID (user: | bit 11) */
+} Task;
+
+struct Machine {
+    const Layout *layout;
+    const Preset *preset;
+    bool sysenter;
+    PhysMem *pm;
+    Mmu *mmu;
+    Cpu *cpu;
+    KernelSpace *ks;
+    ElfObject *stubs, *user;
+    bool windowed;
+    uint32_t cpu_data, gdt, idt, tss, estack_top, vstack;
+    uint32_t k_ret_from_fork;
+    uint32_t u_int80, u_int80_done, u_sysenter, u_sysenter_done, u_work, u_work_done;
+    uint64_t user_code_frame;
+    Task tasks[MACHINE_MAX_TASKS];
+    unsigned ntasks;
+    int current, pending;
+    MachineBodyFn body;
+    void *body_user;
+    MachineCounts counts;
+    bool have_fault;
+    CpuEvent fault;
+};
+
+Cpu *machine_cpu(Machine *m) { return m->cpu; }
+Mmu *machine_mmu(Machine *m) { return m->mmu; }
+KernelSpace *machine_kspace(Machine *m) { return m->ks; }
+const Layout *machine_layout(const Machine *m) { return m->layout; }
+int machine_current(const Machine *m) { return m->current; }
+unsigned machine_ntasks(const Machine *m) { return m->ntasks; }
+const MachineCounts *machine_counts(const Machine *m) { return &m->counts; }
+ProcSpace *machine_task_space(Machine *m, int t) { return m->tasks[t].ps; }
+
+void machine_set_body(Machine *m, MachineBodyFn fn, void *user)
+{
+    m->body = fn;
+    m->body_user = user;
+}
+
+bool machine_stub_symbol(const Machine *m, const char *name, uint32_t *addr)
+{
+    return elfload_symbol(m->stubs, name, addr) || elfload_symbol(m->user, name, addr);
+}
+
+/* ---- boot-time memory (not modelled: the machine is being built) ---- */
+
+static uint32_t ktext_va(const Machine *m) { return m->layout->page_offset + KTEXT_PHYS; }
+
+/* Physical address behind a kernel virtual address set up at boot. */
+static uint64_t boot_phys(const Machine *m, uint32_t va)
+{
+    const Layout *l = m->layout;
+    if (m->windowed && va >= l->window_base) {
+        uint64_t pte = physmem_read64(m->pm, kspace_window_pte(m->ks, va));
+        return (pte & PAE_ADDR_4K) | (va & (PAGE_SIZE - 1));
+    }
+    g_assert(va >= l->page_offset);
+    return va - l->page_offset;
+}
+
+static void boot_write(Machine *m, uint32_t va, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+    while (n) {
+        size_t k = MIN(n, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
+        physmem_write(m->pm, boot_phys(m, va), p, k);
+        p += k;
+        va += (uint32_t)k;
+        n -= k;
+    }
+}
+
+static void boot_write32(Machine *m, uint32_t va, uint32_t v) { boot_write(m, va, &v, 4); }
+
+/* A kernel page: in the window at win_off (windowed layouts), else a
+ * lowmem frame in the direct map. */
+static uint32_t kernel_page(Machine *m, uint32_t win_off, GError **err)
+{
+    uint64_t pa = kspace_alloc_frame(m->ks, err);
+    if (!pa)
+        return 0;
+    if (!m->windowed)
+        return kspace_phys_to_virt(m->ks, pa);
+    uint32_t va = m->layout->window_base + win_off;
+    return kspace_map_window(m->ks, va, pa, true, err) ? va : 0;
+}
+
+/* ---- loading the stubs ---- */
+
+static bool place_section(void *data, const char *section, uint32_t size, uint32_t align,
+                          unsigned flags, uint32_t *addr)
+{
+    (void)size, (void)align, (void)flags;
+    Machine *m = data;
+    if (!m->windowed)
+        return false;                  /* shared: pack from the kernel text */
+    if (!strcmp(section, ".entry"))
+        *addr = m->layout->window_base + WIN_ENTRY;
+    else if (!strcmp(section, ".entry_data"))
+        *addr = m->layout->window_base + WIN_DATA;
+    else
+        return false;
+    return true;
+}
+
+static const char *default_stub(const Layout *l)
+{
+    switch (l->kind) {
+    case LAYOUT_4G4G: return "entry_4g4g.o";
+    case LAYOUT_PTI: return "entry_kpti.o";
+    default: return "entry_shared.o";
+    }
+}
+
+/* The build's object, else the installed one. */
+static char *find_stub(const char *name)
+{
+    const char *env = g_getenv("VMSPLIT_STUB_DIR");
+    char *p = g_build_filename(env ? env : VMSPLIT_BUILD_DIR "/src/kernel_model", name, NULL);
+    if (g_file_test(p, G_FILE_TEST_EXISTS))
+        return p;
+    g_free(p);
+    return g_build_filename(VMSPLIT_DATADIR, "stubs", name, NULL);
+}
+
+static bool load_stubs(Machine *m, const char *path, GError **err)
+{
+    char *def = path ? NULL : find_stub(default_stub(m->layout));
+    ElfLoadOptions o = { .base = ktext_va(m), .place = place_section, .place_data = m };
+    m->stubs = elfload_file(path ? path : def, &o, err);
+    g_free(def);
+    if (!m->stubs)
+        return false;
+    for (size_t i = 0; i < elfload_n_segments(m->stubs); i++) {
+        const ElfSegment *s = elfload_segment(m->stubs, i);
+        if (m->windowed && s->vaddr >= m->layout->window_base) {
+            for (uint32_t off = 0; off < s->size; off += PAGE_SIZE) {
+                uint64_t pa = kspace_alloc_frame(m->ks, err);
+                if (!pa || !kspace_map_window(m->ks, s->vaddr + off, pa,
+                                              (s->flags & ELFLOAD_W) != 0, err))
+                    return false;
+            }
+        } else if (s->vaddr < ktext_va(m) || s->vaddr + s->size > ktext_va(m) + 15 * MiB) {
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                        "stub section %s at 0x%08x is outside the kernel text", s->name, s->vaddr);
+            return false;
+        }
+        boot_write(m, s->vaddr, s->bytes, s->size);
+    }
+    static const char *need[] = { "int80_entry", "sysenter_entry", "irq_entry", "ret_from_fork",
+                                  "cpu_data" };
+    uint32_t a;
+    for (size_t i = 0; i < G_N_ELEMENTS(need); i++)
+        if (!elfload_symbol(m->stubs, need[i], &a)) {
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                        "stub object defines no '%s' (see src/kernel_model/stubs/common.inc)", need[i]);
+            return false;
+        }
+    elfload_symbol(m->stubs, "cpu_data", &m->cpu_data);
+    elfload_symbol(m->stubs, "ret_from_fork", &m->k_ret_from_fork);
+    return true;
+}
+
+static bool load_user_code(Machine *m, GError **err)
+{
+    char *p = find_stub("user.o");
+    ElfLoadOptions o = { .base = USER_CODE_VA };
+    m->user = elfload_file(p, &o, err);
+    g_free(p);
+    if (!m->user)
+        return false;
+    const ElfSegment *t = elfload_segment_by_name(m->user, ".text");
+    if (!t || t->size > PAGE_SIZE || elfload_n_segments(m->user) != 1) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "user.o: expected one .text page");
+        return false;
+    }
+    if (!(m->user_code_frame = kspace_alloc_user_frame(m->ks, err)))
+        return false;
+    physmem_write(m->pm, m->user_code_frame, t->bytes, t->size);
+    struct { const char *name; uint32_t *addr; } syms[] = {
+        { "user_int80", &m->u_int80 }, { "user_int80_done", &m->u_int80_done },
+        { "user_sysenter", &m->u_sysenter }, { "user_sysenter_done", &m->u_sysenter_done },
+        { "user_work", &m->u_work }, { "user_work_done", &m->u_work_done },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(syms); i++)
+        if (!elfload_symbol(m->user, syms[i].name, syms[i].addr)) {
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "user.o: no '%s'", syms[i].name);
+            return false;
+        }
+    return true;
+}
+
+/* ---- descriptor tables (SDM Vol. 3A §3.4.5, §6.11, §7.2) ---- */
+
+static uint64_t seg_desc(unsigned dpl, bool code)
+{
+    /* Flat 4 GiB, G=1, D/B=1, present; type 0xA (code r/x) or 0x2 (data r/w). */
+    return 0x00CF00000000FFFFULL | (1ULL << 47) | ((uint64_t)dpl << 45) | (1ULL << 44) |
+           ((uint64_t)(code ? 0xA : 0x2) << 40);
+}
+
+static uint64_t tss_desc(uint32_t base, uint32_t limit)
+{
+    return (limit & 0xFFFF) | ((uint64_t)(base & 0xFFFFFF) << 16) | (0x89ULL << 40) |
+           ((uint64_t)((limit >> 16) & 0xF) << 48) | ((uint64_t)(base >> 24) << 56);
+}
+
+static uint64_t gate_desc(uint32_t off, unsigned dpl, bool trap)
+{
+    return (off & 0xFFFF) | ((uint64_t)KERNEL_CS << 16) |
+           ((uint64_t)((off & 0xFFFF0000u) | 0x8000u | (dpl << 13) | ((trap ? 0xFu : 0xEu) << 8)) << 32);
+}
+
+static bool build_tables(Machine *m, GError **err)
+{
+    if (!(m->gdt = kernel_page(m, WIN_GDT, err)) || !(m->idt = kernel_page(m, WIN_IDT, err)) ||
+        !(m->tss = kernel_page(m, WIN_TSS, err)))
+        return false;
+    uint64_t d;
+    d = seg_desc(0, true);  boot_write(m, m->gdt + KERNEL_CS, &d, 8);
+    d = seg_desc(0, false); boot_write(m, m->gdt + KERNEL_DS, &d, 8);
+    d = seg_desc(3, true);  boot_write(m, m->gdt + (USER_CS & ~3), &d, 8);
+    d = seg_desc(3, false); boot_write(m, m->gdt + (USER_DS & ~3), &d, 8);
+    d = tss_desc(m->tss, 0x67); boot_write(m, m->gdt + TSS_SEL, &d, 8);
+
+    uint32_t int80, irq;
+    elfload_symbol(m->stubs, "int80_entry", &int80);
+    elfload_symbol(m->stubs, "irq_entry", &irq);
+    d = gate_desc(int80, 3, true);  boot_write(m, m->idt + 8 * 0x80, &d, 8);   /* set_system_gate */
+    d = gate_desc(irq, 0, false);   boot_write(m, m->idt + 8 * IRQ_TIMER_VECTOR, &d, 8);
+
+    boot_write32(m, m->tss + 8, KERNEL_DS);                /* ss0 */
+    boot_write32(m, m->tss + 100, 104u << 16);             /* no I/O bitmap */
+    if (m->layout->kind == LAYOUT_4G4G) {
+        /* The per-CPU virtual stack: two window pages re-pointed at the
+         * current task's stack on every switch. */
+        m->vstack = m->layout->window_base + WIN_VSTACK;
+        for (int i = 0; i < 2; i++)
+            if (!kspace_map_window(m->ks, m->vstack + i * PAGE_SIZE, 0, true, err))
+                return false;
+        boot_write32(m, m->tss + 4, m->vstack + THREAD_SIZE);
+    } else if (m->layout->kind == LAYOUT_PTI) {
+        if (!kernel_page(m, WIN_ESTACK, err))
+            return false;
+        m->estack_top = m->layout->window_base + WIN_ESTACK + PAGE_SIZE;
+        boot_write32(m, m->tss + 4, m->estack_top);
+    }
+    return true;
+}
+
+static bool cpu_boot(Machine *m, GError **err)
+{
+    uint8_t vec = 0;
+    uint32_t ec = 0;
+    bool pge = !m->preset || m->preset->pge;
+    uint32_t cr4 = CR4_PAE | (pge ? CR4_PGE : 0);
+    bool ok = cpu_write_cr(m->cpu, 4, cr4, &vec, &ec) &&
+              cpu_write_cr(m->cpu, 3, kspace_kernel_cr3(m->ks), &vec, &ec) &&
+              cpu_write_cr(m->cpu, 0, CR0_PE | CR0_WP | CR0_PG, &vec, &ec);
+    if (ok && m->layout->pcid) {
+        /* What-if: the i686 core accepts CR4.PCIDE here (see mmu.h). */
+        MmuFault f;
+        ok = mmu_write_cr4(m->mmu, cr4 | CR4_PCIDE, &f);
+    }
+    if (ok && (!m->preset || m->preset->nx))
+        ok = cpu_write_msr(m->cpu, MSR_EFER, EFER_NXE);
+    cpu_set_gdtr(m->cpu, m->gdt, 0xFF);
+    cpu_set_idtr(m->cpu, m->idt, 0x7FF);
+    ok = ok && cpu_load_segment(m->cpu, SEG_CS, KERNEL_CS, &vec, &ec) &&
+         cpu_load_segment(m->cpu, SEG_SS, KERNEL_DS, &vec, &ec) &&
+         cpu_load_segment(m->cpu, SEG_DS, USER_DS, &vec, &ec) &&
+         cpu_load_segment(m->cpu, SEG_ES, USER_DS, &vec, &ec) &&
+         cpu_load_tr(m->cpu, TSS_SEL, &vec, &ec);
+    uint32_t sysenter;
+    elfload_symbol(m->stubs, "sysenter_entry", &sysenter);
+    ok = ok && cpu_write_msr(m->cpu, MSR_SYSENTER_CS, KERNEL_CS) &&
+         cpu_write_msr(m->cpu, MSR_SYSENTER_ESP, m->tss + 4) &&
+         cpu_write_msr(m->cpu, MSR_SYSENTER_EIP, sysenter);
+    if (!ok)
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "booting the core failed with exception %u (error code 0x%x)", vec, ec);
+    return ok;
+}
+
+/* ---- tasks ---- */
+
+static uint32_t task_user_cr3(const Machine *m, const Task *t)
+{
+    return pspace_user_cr3(t->ps) | (m->layout->pcid ? t->pcid | PCID_USER_BIT : 0);
+}
+
+static uint32_t task_kernel_cr3(const Machine *m, const Task *t)
+{
+    return pspace_kernel_cr3(t->ps) | (m->layout->pcid ? t->pcid : 0);
+}
+
+static uint32_t user_stack_top(const Machine *m) { return m->layout->task_size - PAGE_SIZE; }
+
+int machine_task_new(Machine *m, GError **err)
+{
+    unsigned i;
+    for (i = 0; i < MACHINE_MAX_TASKS && m->tasks[i].live; i++)
+        ;
+    if (i == MACHINE_MAX_TASKS) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_NO_SPACE, "more than %d tasks", MACHINE_MAX_TASKS);
+        return -1;
+    }
+    Task *t = &m->tasks[i];
+    memset(t, 0, sizeof *t);
+    if (!(t->ps = pspace_new(m->ks, err)))
+        return -1;
+    if (!(t->kstack_pa = kspace_alloc_frames(m->ks, THREAD_SIZE / PAGE_SIZE, err)))
+        goto fail;
+    t->kstack_va = kspace_phys_to_virt(m->ks, t->kstack_pa);
+    t->pcid = (uint16_t)(i + 1);
+    if (!pspace_map_user(t->ps, USER_CODE_VA, m->user_code_frame, false, err))
+        goto fail;
+    uint32_t stack = user_stack_top(m) - 2 * PAGE_SIZE;
+    for (uint32_t va = stack; va < user_stack_top(m); va += PAGE_SIZE) {
+        uint64_t f = kspace_alloc_user_frame(m->ks, err);
+        if (!f || !pspace_map_user(t->ps, va, f, true, err))
+            goto fail;
+    }
+    /* The frame ret_from_fork returns through: the child of fork(),
+     * resuming in user mode at a rest point with EAX = 0. */
+    uint32_t regs[PT_NREGS] = { 0 };
+    regs[PT_DS] = regs[PT_ES] = USER_DS;
+    regs[PT_ORIG_EAX] = 0xFFFFFFFFu;
+    regs[PT_EIP] = m->u_int80_done;
+    regs[PT_CS] = USER_CS;
+    regs[PT_EFLAGS] = EFLAGS_USER;
+    regs[PT_OLDESP] = user_stack_top(m) - 64;
+    regs[PT_OLDSS] = USER_DS;
+    t->saved_esp = t->kstack_va + THREAD_SIZE - sizeof regs;
+    physmem_write(m->pm, t->kstack_pa + THREAD_SIZE - sizeof regs, regs, sizeof regs);
+    t->live = true;
+    m->ntasks++;
+    return (int)i;
+fail:
+    pspace_free(t->ps);
+    t->ps = NULL;
+    return -1;
+}
+
+void machine_task_free(Machine *m, int task)
+{
+    Task *t = &m->tasks[task];
+    g_assert(t->live && task != m->current);
+    pspace_free(t->ps);
+    t->live = false;
+    m->ntasks--;
+}
+
+bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages, bool writable,
+                      GError **err)
+{
+    Task *t = &m->tasks[task];
+    for (uint32_t i = 0; i < npages; i++) {
+        uint64_t f = kspace_alloc_user_frame(m->ks, err);
+        if (!f || !pspace_map_user(t->ps, va + i * PAGE_SIZE, f, writable, err))
+            return false;
+    }
+    return true;
+}
+
+uint32_t machine_unmap_user(Machine *m, int task, uint32_t va, uint32_t npages)
+{
+    Task *t = &m->tasks[task];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < npages; i++) {
+        uint32_t a = va + i * PAGE_SIZE;
+        uint64_t f = pspace_unmap_user(t->ps, a);
+        if (!f)
+            continue;
+        kspace_free_frame(m->ks, f);
+        if (task == m->current)
+            mmu_invlpg(m->mmu, a);   /* flush_tlb_page; charged by the caller's profile */
+        n++;
+    }
+    return n;
+}
+
+/* ---- kernel-mode references made by the C bodies (modelled) ---- */
+
+bool machine_kernel_read(Machine *m, uint32_t va, void *buf, size_t n)
+{
+    return cpu_read_linear(m->cpu, va, buf, n);
+}
+
+bool machine_kernel_write(Machine *m, uint32_t va, const void *buf, size_t n)
+{
+    return cpu_write_linear(m->cpu, va, buf, n);
+}
+
+static void kwrite32(Machine *m, uint32_t va, uint32_t v)
+{
+    bool ok = machine_kernel_write(m, va, &v, 4);
+    g_assert(ok);
+}
+
+void machine_charge(Machine *m, uint64_t cycles, uint64_t insns)
+{
+    cpu_add_work(m->cpu, cycles, insns);
+}
+
+void machine_request_switch(Machine *m, int task)
+{
+    g_assert(task >= 0 && task < MACHINE_MAX_TASKS && m->tasks[task].live);
+    m->pending = task;
+}
+
+/* The per-CPU state a task runs with: what switch_mm and __switch_to write.
+ * boot: at boot, with physical writes; else modelled kernel writes. */
+static void install_task(Machine *m, int next, bool boot)
+{
+    Task *t = &m->tasks[next];
+    void (*w32)(Machine *, uint32_t, uint32_t) = boot ? boot_write32 : kwrite32;
+    uint32_t cd = m->cpu_data;
+    switch (m->layout->kind) {
+    case LAYOUT_SHARED:
+        w32(m, cd + CD_NEXT_CR3, task_kernel_cr3(m, t));
+        w32(m, m->tss + 4, t->kstack_va + THREAD_SIZE);          /* TSS.esp0 */
+        break;
+    case LAYOUT_4G4G:
+        /* switch_mm records the user page table for the exit path;
+         * __switch_to re-points the virtual stack at the task's stack
+         * (the stub's INVLPGs follow in CONTEXT_SWITCH). */
+        w32(m, cd + CD_USER_CR3, task_user_cr3(m, t));
+        w32(m, cd + CD_REAL_STACK, t->kstack_va);
+        w32(m, cd + CD_VIRTUAL_STACK, m->vstack);
+        for (int i = 0; i < 2; i++) {
+            uint64_t pte_pa = kspace_window_pte(m->ks, m->vstack + i * PAGE_SIZE);
+            uint64_t pte = (t->kstack_pa + i * PAGE_SIZE) | PAE_P | PAE_RW | PAE_A | PAE_D;
+            if (boot)
+                physmem_write64(m->pm, pte_pa, pte);
+            else
+                machine_kernel_write(m, kspace_phys_to_virt(m->ks, pte_pa), &pte, 8);
+        }
+        break;
+    case LAYOUT_PTI:
+        w32(m, cd + CD_NEXT_CR3, task_kernel_cr3(m, t));
+        w32(m, cd + CD_KERNEL_CR3, task_kernel_cr3(m, t));
+        w32(m, cd + CD_USER_CR3, task_user_cr3(m, t));
+        w32(m, cd + CD_STACK_TOP, t->kstack_va + THREAD_SIZE);
+        w32(m, cd + CD_ENTRY_STACK, m->estack_top);
+        break;
+    }
+    if (m->layout->kind == LAYOUT_4G4G)
+        w32(m, cd + CD_KERNEL_CR3, kspace_kernel_cr3(m->ks));
+}
+
+/* The C half of schedule(): save the running task's kernel ESP (it stopped
+ * at the hypercall, on its own stack), install the next one, and ask the
+ * stub to switch (CD_NEXT_ESP). */
+static void do_switch(Machine *m, int next)
+{
+    m->tasks[m->current].saved_esp = cpu_reg(m->cpu, REG_ESP);
+    install_task(m, next, false);
+    kwrite32(m, m->cpu_data + CD_NEXT_ESP, m->tasks[next].saved_esp);
+    m->current = next;
+    m->counts.switches++;
+}
+
+static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val, void *user)
+{
+    (void)port, (void)size;
+    Machine *m = user;
+    if (val == HC_SYSCALL) {
+        /* The syscall's number and arguments, as the C entry reads them
+         * from the saved frame (modelled stack reads). */
+        uint32_t esp = cpu_reg(cpu, REG_ESP), regs[PT_NREGS];
+        if (!cpu_read_linear(cpu, esp, regs, sizeof regs))
+            return PORT_OK;          /* the fault was delivered */
+        uint32_t args[6] = { regs[PT_EBX], regs[PT_ECX], regs[PT_EDX],
+                             regs[PT_ESI], regs[PT_EDI], regs[PT_EBP] };
+        m->counts.syscalls++;
+        uint32_t ret = m->body ? m->body(m, regs[PT_ORIG_EAX], args, m->body_user) : 0;
+        cpu_set_reg(cpu, REG_EAX, ret);
+    } else if (val == HC_IRQ) {
+        m->counts.irqs++;
+    }
+    if (m->pending >= 0 && m->pending != m->current)
+        do_switch(m, m->pending);
+    m->pending = -1;
+    return PORT_OK;
+}
+
+static void on_event(Cpu *cpu, const CpuEvent *ev, void *user)
+{
+    (void)cpu;
+    Machine *m = user;
+    if ((ev->kind == CPU_EV_EXCEPTION || ev->kind == CPU_EV_TRIPLE_FAULT) && !m->have_fault) {
+        m->have_fault = true;
+        m->fault = *ev;
+    }
+}
+
+/* Run until the core is back in user mode at one of the rest points. */
+static bool run_to_rest(Machine *m, GError **err)
+{
+    m->have_fault = false;
+    for (uint64_t n = 0; n < MAX_STEPS_PER_EVENT; n++) {
+        uint32_t eip = cpu_eip(m->cpu);
+        if (cpu_cpl(m->cpu) == 3 && n > 0 &&
+            (eip == m->u_int80_done || eip == m->u_sysenter_done || eip == m->u_work_done))
+            return true;
+        CpuStop s = cpu_step(m->cpu);
+        if (s == CPU_STOP_TRIPLE_FAULT || m->have_fault) {
+            m->counts.guest_faults++;
+            char *d = s == CPU_STOP_TRIPLE_FAULT ? cpu_describe_triple_fault(m->cpu) : NULL;
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED,
+                        "guest fault: vector %u error code 0x%x CR2 0x%08x at EIP 0x%08x (CPL %d)%s%s",
+                        m->fault.vector, m->fault.error_code, m->fault.cr2, m->fault.from_eip,
+                        m->fault.from_cpl, d ? "; " : "", d ? d : "");
+            g_free(d);
+            return false;
+        }
+        if (s == CPU_STOP_HLT) {
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "the core halted at EIP 0x%08x", eip);
+            return false;
+        }
+    }
+    g_set_error(err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                "no return to user mode after %llu instructions (EIP 0x%08x)",
+                (unsigned long long)MAX_STEPS_PER_EVENT, cpu_eip(m->cpu));
+    return false;
+}
+
+bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6], uint32_t *ret,
+                     GError **err)
+{
+    static const CpuReg r[6] = { REG_EBX, REG_ECX, REG_EDX, REG_ESI, REG_EDI, REG_EBP };
+    g_assert(cpu_cpl(m->cpu) == 3);
+    cpu_set_reg(m->cpu, REG_EAX, nr);
+    for (int i = 0; i < 6; i++)
+        cpu_set_reg(m->cpu, r[i], args ? args[i] : 0);
+    cpu_set_eip(m->cpu, m->sysenter ? m->u_sysenter : m->u_int80);
+    if (!run_to_rest(m, err))
+        return false;
+    if (ret)
+        *ret = cpu_reg(m->cpu, REG_EAX);
+    return true;
+}
+
+bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
+                       uint32_t stride, GError **err)
+{
+    uint64_t iters = insns / USER_WORK_INSNS_PER_ITER;
+    if (iters == 0)
+        return true;
+    g_assert(bytes >= 4 && stride > 0);
+    while (iters) {
+        uint32_t n = (uint32_t)MIN(iters, (uint64_t)UINT32_MAX);
+        cpu_set_reg(m->cpu, REG_ECX, n);
+        cpu_set_reg(m->cpu, REG_ESI, va);
+        cpu_set_reg(m->cpu, REG_EDI, bytes);
+        cpu_set_reg(m->cpu, REG_EDX, stride);
+        cpu_set_eip(m->cpu, m->u_work);
+        if (!run_to_rest(m, err))
+            return false;
+        iters -= n;
+    }
+    return true;
+}
+
+bool machine_switch_to(Machine *m, int task, GError **err)
+{
+    if (task == m->current)
+        return true;
+    machine_request_switch(m, task);
+    cpu_raise_irq(m->cpu, IRQ_TIMER_VECTOR);
+    return run_to_rest(m, err);
+}
+
+/* ---- lifetime ---- */
+
+Machine *machine_new(const MachineConfig *cfg, GError **err)
+{
+    Machine *m = g_new0(Machine, 1);
+    m->layout = cfg->layout;
+    m->preset = cfg->preset;
+    m->sysenter = cfg->sysenter;
+    m->windowed = cfg->layout->kind != LAYOUT_SHARED;
+    m->pending = -1;
+    m->pm = physmem_new();
+    if (!(m->mmu = mmu_new_full(m->pm, cfg->preset, NULL, 1, err)))
+        goto fail;
+    m->cpu = cpu_new(m->mmu, cfg->preset);
+    bool pse = !cfg->preset || cfg->preset->pse;
+    if (!(m->ks = kspace_new(m->pm, cfg->layout, cfg->ram, pse, err)) ||
+        !load_stubs(m, cfg->stubs, err) || !load_user_code(m, err) || !build_tables(m, err))
+        goto fail;
+    boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, 0);
+    uint32_t sr;
+    if (elfload_symbol(m->user, "sysenter_return", &sr))
+        boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, sr);
+    if (!cpu_boot(m, err))
+        goto fail;
+    cpu_port_register(m->cpu, HYPERCALL_PORT, 1, NULL, hypercall, m);
+    cpu_set_event_hook(m->cpu, on_event, m);
+    int t0 = machine_task_new(m, err);
+    if (t0 < 0)
+        goto fail;
+    /* Enter task 0 the way a new task first runs: on its kernel stack, on
+     * the kernel-mode page table, through ret_from_fork. */
+    m->current = t0;
+    install_task(m, t0, true);
+    uint8_t vec;
+    uint32_t ec;
+    const Task *t = &m->tasks[t0];
+    if (!cpu_write_cr(m->cpu, 3, task_kernel_cr3(m, t), &vec, &ec)) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "CR3 load for task 0 failed (#%u)", vec);
+        goto fail;
+    }
+    cpu_set_reg(m->cpu, REG_ESP, t->saved_esp);
+    cpu_set_eip(m->cpu, m->k_ret_from_fork);
+    if (!run_to_rest(m, err))
+        goto fail;
+    return m;
+fail:
+    machine_free(m);
+    return NULL;
+}
+
+void machine_free(Machine *m)
+{
+    if (!m)
+        return;
+    for (unsigned i = 0; i < MACHINE_MAX_TASKS; i++)
+        if (m->tasks[i].live)
+            pspace_free(m->tasks[i].ps);
+    elfload_free(m->stubs);
+    elfload_free(m->user);
+    kspace_free(m->ks);
+    if (m->cpu)
+        cpu_free(m->cpu);
+    mmu_free(m->mmu);
+    physmem_free(m->pm);
+    g_free(m);
+}

@@ -1,0 +1,124 @@
+/* A simulated machine booted with one address-space layout: physical memory,
+ * the memory system (TLBs, caches), the core, the kernel's page tables, the
+ * NASM entry/exit stubs loaded where the layout puts them, a GDT, IDT and
+ * TSS, and processes. The replay drives it one event at a time:
+ *
+ *   machine_syscall     the current task enters the kernel through the
+ *                       stubs (int $0x80 or sysenter), the body runs
+ *                       (MachineBodyFn, behind the hypercall port), and the
+ *                       stubs return to user mode: every CR3 write, flush
+ *                       and walk on the way is executed and counted
+ *   machine_user_work   user-mode instructions touching a working set
+ *   machine_switch_to   a timer interrupt whose handler schedules another
+ *                       task (switch_mm/switch_to as each layout does it)
+ *
+ * What runs where (see stubs/common.inc):
+ *   kernel text        page_offset + 1 MiB (the direct map)
+ *   .entry, cpu_data,  the window (4g4g: 0xFF000000, kpti: the entry area),
+ *   GDT, IDT, TSS,     mapped in both page tables; in the direct map for the
+ *   entry stacks       shared layouts
+ *   user code          USER_CODE_VA in every process (stubs/user.asm)
+ *   user stack         below the layout's TASK_SIZE
+ * The only C shortcut is the syscall body (and the C half of schedule()),
+ * reached through `out` to HYPERCALL_PORT; its memory references go through
+ * the modelled MMU as supervisor references. */
+#ifndef VMSPLIT_KERNEL_MODEL_MACHINE_H
+#define VMSPLIT_KERNEL_MODEL_MACHINE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/cpu.h"
+#include "cpu/preset.h"
+#include "kernel_model/aspace.h"
+#include "kernel_model/layout.h"
+
+/* Linux 2.6 i386 GDT selectors (include/asm-i386/segment.h). */
+#define KERNEL_CS 0x60
+#define KERNEL_DS 0x68
+#define USER_CS 0x73
+#define USER_DS 0x7b
+#define TSS_SEL 0x80
+#define HYPERCALL_PORT 0xF4
+#define HC_SYSCALL 1
+#define HC_IRQ 2
+#define IRQ_TIMER_VECTOR 0x20
+
+#define USER_CODE_VA 0x08048000u
+#define USER_WORK_INSNS_PER_ITER 8   /* the loop in stubs/user.asm */
+#define MACHINE_MAX_TASKS 256
+#define THREAD_SIZE 8192             /* 2.6 i386 kernel stacks (two pages) */
+
+typedef struct Machine Machine;
+
+/* The syscall body: nr and args from the saved pt_regs; returns the value
+ * the stubs put in EAX. It charges its own work (machine_charge,
+ * machine_kernel_read/write, uaccess) and may request a context switch
+ * (machine_request_switch) to model a blocking call. */
+typedef uint32_t (*MachineBodyFn)(Machine *m, uint32_t nr, const uint32_t args[6],
+                                  void *user);
+
+typedef struct {
+    const Preset *preset;        /* NULL: unit-test costs, no caches */
+    const Layout *layout;
+    uint64_t ram;                /* bytes */
+    const char *stubs;           /* ELF object; NULL: the build's stub */
+    bool sysenter;               /* enter with sysenter instead of int $0x80 */
+} MachineConfig;
+
+Machine *machine_new(const MachineConfig *cfg, GError **err);
+void machine_free(Machine *m);
+
+Cpu *machine_cpu(Machine *m);
+Mmu *machine_mmu(Machine *m);
+KernelSpace *machine_kspace(Machine *m);
+const Layout *machine_layout(const Machine *m);
+void machine_set_body(Machine *m, MachineBodyFn fn, void *user);
+
+/* Tasks. machine_new creates task 0 and leaves the core in its user mode.
+ * machine_task_new makes a new task (fork): page tables, kernel stack, the
+ * user code and stack mapped, a saved frame that returns 0 to user mode. */
+int machine_task_new(Machine *m, GError **err);
+void machine_task_free(Machine *m, int task);    /* exit; not the current one */
+int machine_current(const Machine *m);
+unsigned machine_ntasks(const Machine *m);
+ProcSpace *machine_task_space(Machine *m, int task);
+/* Map pages user pages [va, va + n * 4 KiB) of a task (fresh frames). */
+bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages,
+                      bool writable, GError **err);
+/* Unmap them, with INVLPG on the current task (as zap_page_range +
+ * flush_tlb_range do for a few pages). Returns the pages unmapped. */
+uint32_t machine_unmap_user(Machine *m, int task, uint32_t va, uint32_t npages);
+
+/* Run one system call of the current task from user mode. Returns false if
+ * the run did not come back to user mode (a guest fault: err says which,
+ * with the vector, error code, CR2 and EIP). */
+bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6],
+                     uint32_t *ret, GError **err);
+/* Run about insns user-mode instructions stepping through a working set of
+ * bytes at va (mapped by the caller) with the given stride. */
+bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
+                       uint32_t stride, GError **err);
+/* A timer interrupt from user mode whose handler switches to task. */
+bool machine_switch_to(Machine *m, int task, GError **err);
+
+/* For bodies: charge cycles and instructions of modelled kernel work. */
+void machine_charge(Machine *m, uint64_t cycles, uint64_t insns);
+/* A blocking body asks for a switch to task at the end of the body. */
+void machine_request_switch(Machine *m, int task);
+/* Kernel-mode references (through the current CR3, CPL 0). */
+bool machine_kernel_read(Machine *m, uint32_t va, void *buf, size_t n);
+bool machine_kernel_write(Machine *m, uint32_t va, const void *buf, size_t n);
+
+/* Cycle and event counts. */
+typedef struct {
+    uint64_t syscalls, irqs, switches;
+    uint64_t guest_faults;
+} MachineCounts;
+const MachineCounts *machine_counts(const Machine *m);
+
+/* Address of a stub symbol (for tests and explanations). */
+bool machine_stub_symbol(const Machine *m, const char *name, uint32_t *addr);
+
+#endif

@@ -1,0 +1,187 @@
+/* The machine executing the real entry/exit stubs, per layout, checked
+ * against what each design says (REFERENCES.md, the 4G/4G mail, pti.rst):
+ *   CR3 writes per null syscall: 3g1g 0, 4g4g 2 (entry, exit), kpti 2,
+ *   kpti-pcid 2 dropping nothing; TLB entries dropped only under 4g4g and
+ *   kpti; the kernel's global entries survive in 3g1g; 4g4g copies to and
+ *   from user space with one kmap_atomic and one INVLPG per page. */
+#include <check.h>
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/preset.h"
+#include "kernel_model/body.h"
+#include "kernel_model/machine.h"
+#include "tlb/hierarchy.h"
+
+#define GiB (1024ULL * 1024 * 1024)
+
+static const char *layouts[] = { "3g1g", "2g2g", "1g3g", "4g4g", "kpti", "kpti-pcid" };
+
+typedef struct {
+    Preset *p;
+    Machine *m;
+    KernelBody *kb;
+    ProfileTable *prof;
+} Fix;
+
+static Fix boot(const char *layout, bool sysenter)
+{
+    Fix f = { 0 };
+    GError *err = NULL;
+    f.p = preset_load("p4-northwood", &err);
+    ck_assert_msg(f.p != NULL, "%s", err ? err->message : "");
+    MachineConfig cfg = { .preset = f.p, .layout = layout_find(layout), .ram = 4 * GiB,
+                          .sysenter = sysenter };
+    f.m = machine_new(&cfg, &err);
+    ck_assert_msg(f.m != NULL, "%s: %s", layout, err ? err->message : "");
+    f.kb = kbody_new(f.m, &err);
+    ck_assert_msg(f.kb != NULL, "%s", err ? err->message : "");
+    f.prof = profiles_load(NULL, &err);
+    ck_assert_ptr_nonnull(f.prof);
+    return f;
+}
+
+static void fix_free(Fix *f)
+{
+    profiles_free(f->prof);
+    kbody_free(f->kb);
+    machine_free(f->m);
+    preset_free(f->p);
+}
+
+static uint64_t tlbstat(Fix *f, const char *name)
+{
+    uint64_t v = 0;
+    ck_assert(tlb_stats_get(tlb_hier_stats(mmu_tlb(machine_mmu(f->m))), name, &v));
+    return v;
+}
+
+static void null_call(Fix *f, const char *name)
+{
+    SyscallCall c = { .profile = profiles_find(f->prof, name, NULL), .switch_to = -1, .ret = 7 };
+    kbody_set_call(f->kb, &c);
+    uint32_t ret = 0;
+    GError *err = NULL;
+    ck_assert_msg(machine_syscall(f->m, c.profile->nr, NULL, &ret, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_uint_eq(ret, 7);
+}
+
+/* CR3 writes and dropped TLB entries per null syscall, warm. */
+START_TEST(null_syscall_cr3)
+{
+    static const unsigned want_cr3[] = { 0, 0, 0, 2, 2, 2 };
+    const char *name = layouts[_i / 2];
+    bool sysenter = _i % 2;
+    Fix f = boot(name, sysenter);
+    for (int i = 0; i < 3; i++)
+        null_call(&f, "getppid");             /* warm up */
+    uint64_t cr3 = mmu_stats(machine_mmu(f.m))->cr3_writes;
+    uint64_t dropped = tlbstat(&f, "dropped_cr3");
+    uint64_t sc = machine_counts(f.m)->syscalls;
+    for (int i = 0; i < 10; i++)
+        null_call(&f, "getppid");
+    ck_assert_uint_eq(machine_counts(f.m)->syscalls - sc, 10);
+    ck_assert_uint_eq(mmu_stats(machine_mmu(f.m))->cr3_writes - cr3, 10 * want_cr3[_i / 2]);
+    uint64_t d = tlbstat(&f, "dropped_cr3") - dropped;
+    bool flushes = !strcmp(name, "4g4g") || !strcmp(name, "kpti");
+    if (flushes)
+        ck_assert_uint_gt(d, 0);
+    else
+        ck_assert_uint_eq(d, 0);
+    ck_assert_int_eq(cpu_cpl(machine_cpu(f.m)), 3);
+    fix_free(&f);
+}
+END_TEST
+
+/* In 3g1g the kernel's entries are global: after warm-up a null syscall
+ * takes no TLB miss at all; under 4g4g every call misses again. */
+START_TEST(kernel_globals_survive)
+{
+    Fix a = boot("3g1g", false);
+    for (int i = 0; i < 3; i++)
+        null_call(&a, "getppid");
+    uint64_t m0 = tlbstat(&a, "misses_kernel");
+    null_call(&a, "getppid");
+    ck_assert_uint_eq(tlbstat(&a, "misses_kernel") - m0, 0);
+    fix_free(&a);
+    Fix b = boot("4g4g", false);
+    for (int i = 0; i < 3; i++)
+        null_call(&b, "getppid");
+    m0 = tlbstat(&b, "misses_kernel");
+    null_call(&b, "getppid");
+    ck_assert_uint_gt(tlbstat(&b, "misses_kernel") - m0, 0);
+    fix_free(&b);
+}
+END_TEST
+
+/* 4g4g uaccess: a 3-page read (copy_to_user of 12 KiB into a page-aligned
+ * buffer) takes 3 kmaps and 3 INVLPGs; the same under 3g1g takes none. */
+START_TEST(uaccess_kmap_per_page)
+{
+    for (int l = 0; l < 2; l++) {
+        Fix f = boot(l ? "4g4g" : "3g1g", false);
+        GError *err = NULL;
+        ck_assert(machine_map_user(f.m, machine_current(f.m), 0x10000000, 4, true, &err));
+        SyscallCall c = { .profile = profiles_find(f.prof, "read", NULL), .bytes_out = 3 * 4096,
+                          .user_buf = 0x10000000, .user_buf_bytes = 4 * 4096, .switch_to = -1 };
+        uint64_t inv0 = tlbstat(&f, "flushes_invlpg");
+        kbody_set_call(f.kb, &c);
+        ck_assert(machine_syscall(f.m, 3, NULL, NULL, &err));
+        const KBodyCost *k = kbody_last(f.kb);
+        ck_assert_uint_eq(k->copied, 3 * 4096);
+        ck_assert_uint_eq(k->kmaps, l ? 3 : 0);
+        ck_assert_uint_eq(tlbstat(&f, "flushes_invlpg") - inv0, l ? 3 : 0);
+        ck_assert_uint_gt(k->uaccess, 0);
+        fix_free(&f);
+    }
+}
+END_TEST
+
+/* Two tasks: a context switch through the timer interrupt. 3g1g writes CR3
+ * once (switch_mm); 4g4g writes it twice (the IRQ's entry and exit) and
+ * remaps the virtual stack with two INVLPGs; both land in the other task. */
+START_TEST(context_switch)
+{
+    static const char *names[] = { "3g1g", "4g4g", "kpti" };
+    static const unsigned want_cr3[] = { 1, 2, 3 };   /* kpti: entry, switch_mm, exit */
+    static const unsigned want_invlpg[] = { 0, 2, 0 };
+    for (int l = 0; l < 3; l++) {
+        Fix f = boot(names[l], false);
+        GError *err = NULL;
+        int t1 = machine_task_new(f.m, &err);
+        ck_assert_int_eq(t1, 1);
+        uint64_t cr3 = mmu_stats(machine_mmu(f.m))->cr3_writes;
+        uint64_t inv = tlbstat(&f, "flushes_invlpg");
+        ck_assert_msg(machine_switch_to(f.m, t1, &err), "%s: %s", names[l], err ? err->message : "");
+        ck_assert_int_eq(machine_current(f.m), t1);
+        ck_assert_uint_eq(mmu_stats(machine_mmu(f.m))->cr3_writes - cr3, want_cr3[l]);
+        ck_assert_uint_eq(tlbstat(&f, "flushes_invlpg") - inv, want_invlpg[l]);
+        ck_assert_uint_eq(machine_counts(f.m)->switches, 1);
+        /* The new task makes a syscall and the old one resumes fine. */
+        null_call(&f, "getppid");
+        ck_assert(machine_switch_to(f.m, 0, &err));
+        null_call(&f, "getppid");
+        ck_assert_int_eq(machine_current(f.m), 0);
+        fix_free(&f);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("machine");
+    TCase *tc = tcase_create("stubs");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, null_syscall_cr3, 0, 12);
+    tcase_add_test(tc, kernel_globals_survive);
+    tcase_add_test(tc, uaccess_kmap_per_page);
+    tcase_add_test(tc, context_switch);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
