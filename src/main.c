@@ -10,6 +10,7 @@
 const VmsCommand vms_commands[] = {
     /* name, function, one-line summary */
     {"walk", cmd_walk, "explain one PAE translation on a machine image"},
+    {"syscall", cmd_syscall, "time one system call through each layout's real entry/exit stubs"},
     {"tlbsim", cmd_tlbsim, "replay a Valgrind Lackey memory trace through the TLBs and caches"},
     {"meminfo", cmd_meminfo, "lowmem, highmem and mem_map after boot for a RAM size and layout"},
     {"presets", cmd_presets, "list the CPU presets, or print one resolved"},

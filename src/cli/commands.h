@@ -20,6 +20,7 @@ extern const VmsCommand vms_commands[];
 /* Declarations, one per subcommand (keep in the order of the table). */
 int cmd_walk(int argc, char **argv);
 int cmd_tlbsim(int argc, char **argv);
+int cmd_syscall(int argc, char **argv);
 int cmd_meminfo(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

@@ -1,0 +1,236 @@
+/* vmsplit syscall: run one system call repeatedly through each layout's
+ * real entry/exit stubs on a booted machine and print its latency and the
+ * breakdown of where the cycles went (src/kernel_model/measure.h). */
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cpu/nasm.h"
+#include "cpu/preset.h"
+#include "kernel_model/body.h"
+#include "kernel_model/machine.h"
+#include "kernel_model/measure.h"
+#include "kernel_model/profiles.h"
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BUF_VA 0x10000000u
+
+typedef struct {
+    char *cpu, *layouts, *ram, *stubs, *profiles;
+    gboolean sysenter, json;
+    gint64 count, warmup, bytes_in, bytes_out;
+} Opts;
+
+typedef struct {
+    const Layout *layout;
+    SyscallCost sum;
+    uint64_t n;
+} Row;
+
+static bool run_layout(const Opts *o, const Preset *p, uint64_t ram, const char *stubs,
+                       const SyscallProfile *prof, Row *row, GError **err)
+{
+    MachineConfig cfg = { .preset = p, .layout = row->layout, .ram = ram, .stubs = stubs,
+                          .sysenter = o->sysenter };
+    Machine *m = machine_new(&cfg, err);
+    if (!m)
+        return false;
+    KernelBody *kb = kbody_new(m, err);
+    bool ok = kb != NULL;
+    uint32_t buf_pages = (uint32_t)((MAX(o->bytes_in, o->bytes_out) + PAGE_SIZE - 1) / PAGE_SIZE);
+    if (ok && buf_pages)
+        ok = machine_map_user(m, machine_current(m), BUF_VA, buf_pages, true, err);
+    SyscallCall call = { .profile = prof, .bytes_in = (uint32_t)o->bytes_in,
+                         .bytes_out = (uint32_t)o->bytes_out, .user_buf = BUF_VA,
+                         .user_buf_bytes = buf_pages * PAGE_SIZE, .switch_to = -1 };
+    SyscallCost c;
+    for (gint64 i = 0; ok && i < o->warmup; i++)
+        ok = measure_syscall(m, kb, &call, &c, err);
+    for (gint64 i = 0; ok && i < o->count; i++) {
+        ok = measure_syscall(m, kb, &call, &c, err);
+        if (ok) {
+            syscall_cost_add(&row->sum, &c);
+            row->n++;
+        }
+    }
+    kbody_free(kb);
+    machine_free(m);
+    return ok;
+}
+
+static double mean(const Row *r, size_t i) { return (double)syscall_cost_value(&r->sum, i) / r->n; }
+
+static void print_text(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
+{
+    printf("vmsplit syscall: %s via %s on %s (%.0f MHz), mean of %" G_GINT64_FORMAT
+           " calls after %" G_GINT64_FORMAT " warm-up calls\n\n",
+           name, o->sysenter ? "sysenter/sysexit" : "int 0x80/iret", p->name, p->clock_mhz,
+           o->count, o->warmup);
+    printf("%-12s", "");
+    for (size_t r = 0; r < n; r++)
+        printf("%14s", rows[r].layout->name);
+    printf("\n");
+    for (size_t i = 0; i < syscall_cost_count(); i++) {
+        printf("%-12s", syscall_cost_name(i));
+        for (size_t r = 0; r < n; r++)
+            printf("%14.1f", mean(&rows[r], i));
+        printf("   %s\n", syscall_cost_desc(i));
+    }
+    printf("%-12s", "latency us");
+    for (size_t r = 0; r < n; r++)
+        printf("%14.3f", mean(&rows[r], 0) / p->clock_mhz);
+    printf("\n%-12s", "extra us");
+    for (size_t r = 0; r < n; r++)
+        printf("%+14.3f", (mean(&rows[r], 0) - mean(&rows[0], 0)) / p->clock_mhz);
+    printf("   against %s\n", rows[0].layout->name);
+    for (size_t r = 0; r < n; r++)
+        if (rows[r].layout->what_if)
+            printf("\nnote: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
+                   rows[r].layout->name);
+}
+
+static void print_json(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "syscall");
+    json_builder_add_string_value(b, name);
+    json_builder_set_member_name(b, "cpu");
+    json_builder_add_string_value(b, p->name);
+    json_builder_set_member_name(b, "clock_mhz");
+    json_builder_add_double_value(b, p->clock_mhz);
+    json_builder_set_member_name(b, "entry");
+    json_builder_add_string_value(b, o->sysenter ? "sysenter" : "int80");
+    json_builder_set_member_name(b, "layouts");
+    json_builder_begin_array(b);
+    for (size_t r = 0; r < n; r++) {
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "layout");
+        json_builder_add_string_value(b, rows[r].layout->name);
+        json_builder_set_member_name(b, "what_if");
+        json_builder_add_boolean_value(b, rows[r].layout->what_if);
+        json_builder_set_member_name(b, "calls");
+        json_builder_add_int_value(b, (gint64)rows[r].n);
+        for (size_t i = 0; i < syscall_cost_count(); i++) {
+            json_builder_set_member_name(b, syscall_cost_name(i));
+            json_builder_add_double_value(b, mean(&rows[r], i));
+        }
+        json_builder_set_member_name(b, "latency_us");
+        json_builder_add_double_value(b, mean(&rows[r], 0) / p->clock_mhz);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    JsonGenerator *g = json_generator_new();
+    json_generator_set_pretty(g, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(g, root);
+    char *s = json_generator_to_data(g, NULL);
+    printf("%s\n", s);
+    g_free(s);
+    json_node_unref(root);
+    g_object_unref(g);
+    g_object_unref(b);
+}
+
+int cmd_syscall(int argc, char **argv)
+{
+    Opts o = { .count = 1000, .warmup = 10 };
+    GOptionEntry entries[] = {
+        { "cpu", 'c', 0, G_OPTION_ARG_STRING, &o.cpu, "CPU preset name or .ini file (default " PRESET_DEFAULT ")", "P" },
+        { "layouts", 'l', 0, G_OPTION_ARG_STRING, &o.layouts, "layouts to compare (default 3g1g,4g4g,kpti,kpti-pcid)", "L,..." },
+        { "sysenter", 0, 0, G_OPTION_ARG_NONE, &o.sysenter, "enter with sysenter/sysexit instead of int 0x80/iret", NULL },
+        { "count", 'n', 0, G_OPTION_ARG_INT64, &o.count, "calls measured (default 1000)", "N" },
+        { "warmup", 0, 0, G_OPTION_ARG_INT64, &o.warmup, "calls run first and not measured (default 10)", "N" },
+        { "bytes-in", 0, 0, G_OPTION_ARG_INT64, &o.bytes_in, "bytes copied from user space per call", "N" },
+        { "bytes-out", 0, 0, G_OPTION_ARG_INT64, &o.bytes_out, "bytes copied to user space per call", "N" },
+        { "ram", 0, 0, G_OPTION_ARG_STRING, &o.ram, "installed RAM (default 4G)", "SIZE" },
+        { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o.stubs, "entry/exit stubs to use instead of the layout's (.asm or .o; see src/kernel_model/stubs/)", "FILE" },
+        { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o.profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
+        { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print JSON", NULL },
+        { NULL },
+    };
+    GOptionContext *ctx = g_option_context_new("[NAME] - time one system call through each layout's entry/exit stubs");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx,
+        "NAME is a syscall of the profile table (default getppid, the null call).\n"
+        "Each layout boots its own machine; the call runs from user mode through the\n"
+        "layout's NASM stubs and back, and its cycles are split into base (entry/exit),\n"
+        "cr3 (MOV CR3 and its PDPTE loads), walks (TLB refills), uaccess and body.\n\n"
+        "--stubs replaces the entry/exit code: copy a stub from src/kernel_model/stubs/\n"
+        "(with common.inc beside it), edit it, and pass it; it must define int80_entry,\n"
+        "sysenter_entry, irq_entry, ret_from_fork and cpu_data. It applies to every\n"
+        "layout given, so pass one layout with it.");
+    int rc = VMS_EXIT_USAGE;
+    Preset *p = NULL;
+    ProfileTable *prof = NULL;
+    char *obj = NULL;
+    char **names = NULL;
+    Row *rows = NULL;
+    GError *err = NULL;
+    if (!cli_parse(ctx, &argc, &argv, "syscall"))
+        goto out;
+    if (argc > 2 || o.count < 1 || o.warmup < 0 || o.bytes_in < 0 || o.bytes_out < 0 ||
+        o.bytes_in > (64 << 20) || o.bytes_out > (64 << 20)) {
+        fprintf(stderr, "vmsplit syscall: expected at most one NAME, --count >= 1, and byte counts "
+                        "between 0 and 64 MiB (see 'vmsplit syscall --help')\n");
+        goto out;
+    }
+    const char *name = argc == 2 ? argv[1] : "getppid";
+    uint64_t ram = 4ULL << 30;
+    if (o.ram && !cli_parse_size(o.ram, &ram)) {
+        fprintf(stderr, "vmsplit syscall: --ram '%s': expected a size such as 4G or 896M\n", o.ram);
+        goto out;
+    }
+    if (!(p = preset_load(o.cpu ? o.cpu : PRESET_DEFAULT, &err)) ||
+        !(prof = profiles_load(o.profiles, &err))) {
+        rc = cli_fail("syscall", err);
+        goto out;
+    }
+    bool known;
+    const SyscallProfile *sp = profiles_find(prof, name, &known);
+    if (!known) {
+        fprintf(stderr, "vmsplit syscall: '%s' is not in the profile table\n", name);
+        goto out;
+    }
+    if (o.stubs && g_str_has_suffix(o.stubs, ".asm") && !(obj = nasm_assemble(o.stubs, &err))) {
+        rc = cli_fail("syscall", err);
+        goto out;
+    }
+    names = g_strsplit(o.layouts ? o.layouts : "3g1g,4g4g,kpti,kpti-pcid", ",", -1);
+    size_t n = g_strv_length(names);
+    rows = g_new0(Row, n);
+    for (size_t i = 0; i < n; i++)
+        if (!(rows[i].layout = layout_lookup(names[i], &err))) {
+            rc = cli_fail("syscall", err);
+            goto out;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (!run_layout(&o, p, ram, obj ? obj : o.stubs, sp, &rows[i], &err)) {
+            g_prefix_error(&err, "%s: ", rows[i].layout->name);
+            rc = g_error_matches(err, G_IO_ERROR, G_IO_ERROR_FAILED) ? VMS_EXIT_FAULT : VMS_EXIT_USAGE;
+            fprintf(stderr, "vmsplit syscall: %s\n", err->message);
+            g_clear_error(&err);
+            goto out;
+        }
+    if (o.json)
+        print_json(&o, p, name, rows, n);
+    else
+        print_text(&o, p, name, rows, n);
+    rc = VMS_EXIT_OK;
+out:
+    if (obj)
+        nasm_remove_output(obj);
+    g_strfreev(names);
+    g_free(rows);
+    profiles_free(prof);
+    preset_free(p);
+    g_free(o.cpu);
+    g_free(o.layouts);
+    g_free(o.ram);
+    g_free(o.stubs);
+    g_free(o.profiles);
+    g_option_context_free(ctx);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* See measure.h. */
+#include "kernel_model/measure.h"
+
+#include "tlb/hierarchy.h"
+
+#include <stddef.h>
+
+static uint64_t tlb_dropped(Machine *m)
+{
+    const TlbStats *s = tlb_hier_stats(mmu_tlb(machine_mmu(m)));
+    return s->dropped_cr3 + s->dropped_invlpg + s->dropped_pcid + s->dropped_pge;
+}
+
+bool measure_syscall(Machine *m, KernelBody *kb, const SyscallCall *call,
+                     SyscallCost *out, GError **err)
+{
+    Cpu *cpu = machine_cpu(m);
+    const MmuStats *ms = mmu_stats(machine_mmu(m));
+    const CpuCosts *cost = cpu_costs(cpu);
+    uint64_t c0 = cpu_cycles(cpu), i0 = cpu_insns(cpu), w0 = ms->walk_cycles, n0 = ms->walks;
+    uint64_t cr0 = ms->cr3_writes, crc0 = ms->cr3_cycles, d0 = tlb_dropped(m);
+    kbody_set_call(kb, call);
+    if (!machine_syscall(m, call->profile->nr, NULL, NULL, err))
+        return false;
+    const KBodyCost *b = kbody_last(kb);
+    SyscallCost c = {
+        .cycles = cpu_cycles(cpu) - c0,
+        .insns = cpu_insns(cpu) - i0,
+        .walks = ms->walk_cycles - w0,
+        .nwalks = ms->walks - n0,
+        .cr3_writes = ms->cr3_writes - cr0,
+        .tlb_dropped = tlb_dropped(m) - d0,
+        .uaccess = b->uaccess,
+        .body = b->body,
+        .kmaps = b->kmaps,
+    };
+    c.cr3 = c.cr3_writes * cost->mov_cr3 + (ms->cr3_cycles - crc0);
+    uint64_t parts = c.cr3 + c.walks + c.uaccess + c.body;
+    c.base = c.cycles > parts ? c.cycles - parts : 0;
+    *out = c;
+    return true;
+}
+
+static const struct { const char *name, *desc; size_t off; } fields[] = {
+#define X(n, d) { #n, d, offsetof(SyscallCost, n) },
+    SYSCALL_COST_FIELDS(X)
+#undef X
+};
+
+size_t syscall_cost_count(void) { return G_N_ELEMENTS(fields); }
+const char *syscall_cost_name(size_t i) { return fields[i].name; }
+const char *syscall_cost_desc(size_t i) { return fields[i].desc; }
+uint64_t syscall_cost_value(const SyscallCost *c, size_t i)
+{
+    return *(const uint64_t *)((const char *)c + fields[i].off);
+}
+
+void syscall_cost_add(SyscallCost *sum, const SyscallCost *c)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        *(uint64_t *)((char *)sum + fields[i].off) += syscall_cost_value(c, i);
+}
