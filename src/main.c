@@ -10,6 +10,8 @@
 const VmsCommand vms_commands[] = {
     /* name, function, one-line summary */
     {"walk", cmd_walk, "explain one PAE translation on a machine image"},
+    {"replay", cmd_replay, "replay a syscall trace on a simulated machine under one layout"},
+    {"compare", cmd_compare, "replay one trace under several layouts, side by side, with where the extra cycles went"},
     {"syscall", cmd_syscall, "time one system call through each layout's real entry/exit stubs"},
     {"tlbsim", cmd_tlbsim, "replay a Valgrind Lackey memory trace through the TLBs and caches"},
     {"meminfo", cmd_meminfo, "lowmem, highmem and mem_map after boot for a RAM size and layout"},

@@ -21,6 +21,8 @@ extern const VmsCommand vms_commands[];
 int cmd_walk(int argc, char **argv);
 int cmd_tlbsim(int argc, char **argv);
 int cmd_syscall(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_meminfo(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

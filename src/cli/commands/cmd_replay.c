@@ -1,0 +1,229 @@
+/* vmsplit replay and vmsplit compare: a trace through one layout, or
+ * through several side by side (src/replay/replay.h). */
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cpu/preset.h"
+#include "replay/replay.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    char *cpu, *layout, *ram, *profiles, *stubs;
+    gboolean sysenter, json, csv, no_progress;
+    gint struct_page, jobs;
+} Opts;
+
+static GOptionEntry *common_entries(Opts *o, bool compare)
+{
+    GOptionEntry e[] = {
+        { "cpu", 'c', 0, G_OPTION_ARG_STRING, &o->cpu, "CPU preset name or .ini file (default " PRESET_DEFAULT ")", "P" },
+        { compare ? "layouts" : "layout", 'l', 0, G_OPTION_ARG_STRING, &o->layout,
+          compare ? "layouts to compare, the first is the baseline (default 3g1g,4g4g)" : "address-space layout (default 3g1g)",
+          compare ? "L,..." : "L" },
+        { "ram", 0, 0, G_OPTION_ARG_STRING, &o->ram, "installed RAM (default 4G)", "SIZE" },
+        { "sysenter", 0, 0, G_OPTION_ARG_NONE, &o->sysenter, "enter the kernel with sysenter instead of int 0x80", NULL },
+        { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
+        { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o->stubs, "entry/exit stubs object (.o) instead of the layout's", "FILE" },
+        { "struct-page", 0, 0, G_OPTION_ARG_INT, &o->struct_page, "sizeof(struct page) for the lowmem model (default 40)", "B" },
+        { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print JSON", NULL },
+        { "csv", 0, 0, G_OPTION_ARG_NONE, &o->csv, "print CSV (per syscall)", NULL },
+        { "no-progress", 0, 0, G_OPTION_ARG_NONE, &o->no_progress, "no progress line on a terminal", NULL },
+        { compare ? "jobs" : NULL, 'j', 0, G_OPTION_ARG_INT, &o->jobs, "layouts replayed in parallel (default 2)", "N" },
+        { NULL },
+    };
+    return g_memdup2(e, sizeof e);
+}
+
+static void opts_free(Opts *o)
+{
+    g_free(o->cpu);
+    g_free(o->layout);
+    g_free(o->ram);
+    g_free(o->profiles);
+    g_free(o->stubs);
+}
+
+static void print_json_results(ReplayResult **r, size_t n, const char *trace)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "trace");
+    json_builder_add_string_value(b, trace);
+    json_builder_set_member_name(b, "replays");
+    json_builder_begin_array(b);
+    for (size_t i = 0; i < n; i++)
+        replay_to_json(r[i], b);
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    JsonGenerator *g = json_generator_new();
+    json_generator_set_pretty(g, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(g, root);
+    char *s = json_generator_to_data(g, NULL);
+    printf("%s\n", s);
+    g_free(s);
+    json_node_unref(root);
+    g_object_unref(g);
+    g_object_unref(b);
+}
+
+typedef struct {
+    ReplayConfig cfg;
+    const char *trace;
+    ReplayResult *res;
+    GError *err;
+} Job;
+
+static gpointer job_run(gpointer data)
+{
+    Job *j = data;
+    j->res = replay_run(&j->cfg, j->trace, &j->err);
+    return NULL;
+}
+
+/* stdin can be read once: compare copies it to a temporary file. */
+static char *spool_stdin(GError **err)
+{
+    char *path = NULL;
+    int fd = g_file_open_tmp("vmsplit-trace-XXXXXX", &path, err);
+    if (fd < 0)
+        return NULL;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(STDIN_FILENO, buf, sizeof buf)) > 0)
+        if (write(fd, buf, (size_t)n) != n) {
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: cannot write", path);
+            break;
+        }
+    close(fd);
+    return path;
+}
+
+static int run(int argc, char **argv, bool compare)
+{
+    const char *cmd = compare ? "compare" : "replay";
+    Opts o = { .jobs = 2 };
+    GOptionEntry *entries = common_entries(&o, compare);
+    GOptionContext *ctx = g_option_context_new(compare
+        ? "TRACE - replay one trace under several layouts and compare them"
+        : "TRACE - replay a vmsplit trace on a simulated machine");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx,
+        "TRACE is a vmsplit trace (workloads/FORMAT.md; gzip accepted; '-' for stdin), from\n"
+        "'vmsplit import-strace' or 'vmsplit gen'. Every user-work event runs real user-mode\n"
+        "code over its working set; every syscall goes through the layout's NASM entry/exit\n"
+        "stubs; context switches go through a timer interrupt. Reported: totals, TLB\n"
+        "statistics, latency per syscall with its breakdown, lowmem occupancy.\n\n"
+        "Example: vmsplit compare --layouts 3g1g,4g4g,kpti workloads/traces/sqlite.vmt");
+    int rc = VMS_EXIT_USAGE;
+    Preset *p = NULL;
+    char *spooled = NULL;
+    Job *jobs = NULL;
+    char **names = NULL;
+    size_t n = 0;
+    GError *err = NULL;
+    if (!cli_parse(ctx, &argc, &argv, cmd))
+        goto out;
+    if (argc != 2) {
+        fprintf(stderr, "vmsplit %s: expected one TRACE argument (see 'vmsplit %s --help')\n", cmd, cmd);
+        goto out;
+    }
+    if (o.json && o.csv) {
+        fprintf(stderr, "vmsplit %s: --json and --csv are exclusive\n", cmd);
+        goto out;
+    }
+    uint64_t ram = 4ULL << 30;
+    if (o.ram && (!cli_parse_size(o.ram, &ram) || ram < (32u << 20) || ram > (64ULL << 30))) {
+        fprintf(stderr, "vmsplit %s: --ram '%s': expected a size from 32M to 64G\n", cmd, o.ram);
+        goto out;
+    }
+    if (o.struct_page < 0 || o.jobs < 1) {
+        fprintf(stderr, "vmsplit %s: --struct-page and --jobs must be positive\n", cmd);
+        goto out;
+    }
+    if (!(p = preset_load(o.cpu ? o.cpu : PRESET_DEFAULT, &err))) {
+        rc = cli_fail(cmd, err);
+        goto out;
+    }
+    const char *trace = argv[1];
+    names = g_strsplit(o.layout ? o.layout : compare ? "3g1g,4g4g" : "3g1g", ",", -1);
+    n = g_strv_length(names);
+    if (compare && n < 2) {
+        fprintf(stderr, "vmsplit compare: expected at least two layouts\n");
+        goto out;
+    }
+    if (!compare && n != 1) {
+        fprintf(stderr, "vmsplit replay: one layout (use 'vmsplit compare' for several)\n");
+        goto out;
+    }
+    if (compare && !strcmp(trace, "-") && !(spooled = spool_stdin(&err))) {
+        rc = cli_fail(cmd, err);
+        goto out;
+    }
+    jobs = g_new0(Job, n);
+    for (size_t i = 0; i < n; i++) {
+        const Layout *l = layout_lookup(names[i], &err);
+        if (!l) {
+            rc = cli_fail(cmd, err);
+            goto out;
+        }
+        jobs[i].cfg = (ReplayConfig){ .preset = p, .layout = l, .ram = ram, .sysenter = o.sysenter,
+                                      .profiles = o.profiles, .stubs = o.stubs,
+                                      .struct_page = (uint32_t)o.struct_page,
+                                      .progress = !o.no_progress && n == 1 };
+        jobs[i].trace = spooled ? spooled : trace;
+    }
+    for (size_t i = 0; i < n; i += (size_t)o.jobs) {
+        GThread *th[16];
+        size_t k = MIN((size_t)MIN(o.jobs, 16), n - i);
+        for (size_t j = 0; j < k; j++)
+            th[j] = g_thread_new("replay", job_run, &jobs[i + j]);
+        for (size_t j = 0; j < k; j++)
+            g_thread_join(th[j]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!jobs[i].res) {
+            g_prefix_error(&jobs[i].err, "%s: ", names[i]);
+            rc = g_error_matches(jobs[i].err, G_IO_ERROR, G_IO_ERROR_FAILED) ? VMS_EXIT_FAULT : VMS_EXIT_USAGE;
+            fprintf(stderr, "vmsplit %s: %s\n", cmd, jobs[i].err->message);
+            goto out;
+        }
+    ReplayResult **res = g_new(ReplayResult *, n);
+    for (size_t i = 0; i < n; i++)
+        res[i] = jobs[i].res;
+    if (o.json)
+        print_json_results(res, n, trace);
+    else if (o.csv)
+        for (size_t i = 0; i < n; i++)
+            replay_print_csv(res[i], stdout);
+    else if (compare)
+        replay_print_compare(res, n, trace, stdout);
+    else
+        replay_print_text(res[0], trace, stdout);
+    g_free(res);
+    rc = VMS_EXIT_OK;
+out:
+    for (size_t i = 0; jobs && i < n; i++) {
+        replay_result_free(jobs[i].res);
+        g_clear_error(&jobs[i].err);
+    }
+    g_free(jobs);
+    if (spooled) {
+        g_remove(spooled);
+        g_free(spooled);
+    }
+    g_strfreev(names);
+    preset_free(p);
+    opts_free(&o);
+    g_free(entries);
+    g_option_context_free(ctx);
+    return rc;
+}
+
+int cmd_replay(int argc, char **argv) { return run(argc, argv, false); }
+int cmd_compare(int argc, char **argv) { return run(argc, argv, true); }

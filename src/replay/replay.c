@@ -1,0 +1,420 @@
+/* The replay engine: see replay.h. */
+#include "replay/replay.h"
+
+#include "kernel_model/body.h"
+#include "kernel_model/layout_mem.h"
+#include "kernel_model/machine.h"
+#include "kernel_model/profiles.h"
+#include "replay/trace.h"
+#include "tlb/hierarchy.h"
+
+#include <gio/gio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WS_VA 0x20000000u            /* each task's working set */
+#define WS_MAX_PAGES 8192u           /* 32 MiB: enough for the traces' working sets */
+#define BUF_VA 0x18000000u           /* each task's I/O buffer (copies wrap in it) */
+#define BUF_PAGES 16u
+#define COPY_MAX (1u << 20)          /* one call copies at most 1 MiB in the model */
+#define CLOSE_SLAB 256u              /* what close() gives back (open's slab) */
+
+typedef struct {
+    bool live;
+    int task;                        /* machine task */
+    uint32_t ws_pages;               /* working-set pages mapped so far */
+    bool buf_mapped;
+    uint64_t slab;                   /* outstanding slab bytes */
+    uint64_t tables;                 /* page-table + stack bytes charged */
+} Proc;
+
+struct ReplayResult {
+    ReplayConfig cfg;
+    ReplayTotals t;
+    TlbStats tlb;
+    GPtrArray *sys;                  /* ReplaySyscall*, sorted at the end */
+    double host_seconds;
+};
+
+typedef struct {
+    ReplayResult *res;
+    Machine *m;
+    KernelBody *kb;
+    ProfileTable *prof;
+    LowmemState *low;
+    GHashTable *procs;               /* pid -> Proc* */
+    GHashTable *sysidx;              /* interned name -> ReplaySyscall* */
+    int dead_task;                   /* a task that exited while running, to free */
+} Replay;
+
+static Proc *proc_of(Replay *r, uint32_t pid)
+{
+    return g_hash_table_lookup(r->procs, GUINT_TO_POINTER(pid));
+}
+
+static void charge_task(Replay *r, Proc *p)
+{
+    ProcSpace *ps = machine_task_space(r->m, p->task);
+    p->tables = (uint64_t)pspace_table_pages(ps) * PAGE_SIZE + THREAD_SIZE;
+    lowmem_charge(r->low, p->tables, LOWMEM_REASON_PAGE_TABLES);
+}
+
+static Proc *proc_new(Replay *r, uint32_t pid, int task)
+{
+    Proc *p = g_new0(Proc, 1);
+    p->live = true;
+    p->task = task;
+    g_hash_table_insert(r->procs, GUINT_TO_POINTER(pid), p);
+    charge_task(r, p);
+    return p;
+}
+
+/* A pid the trace did not fork: a process that existed before it began. */
+static Proc *proc_get(Replay *r, uint32_t pid, GError **err)
+{
+    Proc *p = proc_of(r, pid);
+    if (p && p->live)
+        return p;
+    int t = machine_task_new(r->m, err);
+    if (t < 0)
+        return NULL;
+    if (p) {                         /* pid reused after an exit */
+        g_hash_table_remove(r->procs, GUINT_TO_POINTER(pid));
+    }
+    return proc_new(r, pid, t);
+}
+
+static void proc_release(Replay *r, Proc *p)
+{
+    lowmem_release(r->low, p->tables, LOWMEM_REASON_PAGE_TABLES);
+    if (p->slab)
+        lowmem_release(r->low, p->slab, LOWMEM_REASON_SLAB);
+    p->slab = 0;
+    p->live = false;
+}
+
+static bool map_more(Replay *r, Proc *p, uint32_t pages, GError **err)
+{
+    pages = MIN(pages, WS_MAX_PAGES);
+    if (pages <= p->ws_pages)
+        return true;
+    if (!machine_map_user(r->m, p->task, WS_VA + p->ws_pages * PAGE_SIZE, pages - p->ws_pages,
+                          true, err))
+        return false;
+    p->ws_pages = pages;
+    return true;
+}
+
+/* User work: the loop steps through the working set; seq walks it a line
+ * at a time, rand jumps 7 pages and a line per step (7 is coprime with any
+ * power-of-two page count, so it visits every page), hot stays in the first
+ * eighth of the pages. */
+static bool do_user(Replay *r, const TraceEvent *ev, GError **err)
+{
+    Proc *p = proc_get(r, ev->pid, err);
+    uint32_t pages = MAX(1u, MIN(ev->u.user.pages, WS_MAX_PAGES));
+    if (!p || !map_more(r, p, pages, err))
+        return false;
+    uint32_t span = pages, stride = 64;
+    if (ev->u.user.pattern == TRACE_PAT_RAND)
+        stride = 7 * PAGE_SIZE + 64;
+    else if (ev->u.user.pattern == TRACE_PAT_HOT)
+        span = MAX(1u, pages / 8);
+    uint64_t c0 = cpu_cycles(machine_cpu(r->m)), i0 = cpu_insns(machine_cpu(r->m));
+    if (!machine_user_work(r->m, ev->u.user.insns, WS_VA, span * PAGE_SIZE, stride, err))
+        return false;
+    r->res->t.user_cycles += cpu_cycles(machine_cpu(r->m)) - c0;
+    r->res->t.user_insns += cpu_insns(machine_cpu(r->m)) - i0;
+    return true;
+}
+
+static ReplaySyscall *sys_entry(Replay *r, const char *name, bool known)
+{
+    ReplaySyscall *s = g_hash_table_lookup(r->sysidx, name);
+    if (!s) {
+        s = g_new0(ReplaySyscall, 1);
+        s->name = g_intern_string(name);
+        s->known = known;
+        g_hash_table_insert(r->sysidx, (gpointer)s->name, s);
+        g_ptr_array_add(r->res->sys, s);
+    }
+    return s;
+}
+
+static uint32_t copy_bytes(uint64_t traced, uint32_t profile)
+{
+    if (traced)
+        return (uint32_t)MIN(traced, (uint64_t)COPY_MAX);
+    return profile == COPY_ARG ? 0 : profile;
+}
+
+static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, GError **err)
+{
+    Proc *p = proc_get(r, ev->pid, err);
+    if (!p)
+        return false;
+    bool known;
+    const SyscallProfile *prof = profiles_find(r->prof, ev->u.sys.name, &known);
+    SyscallCall call = {
+        .profile = prof,
+        .bytes_in = copy_bytes(ev->u.sys.in, prof->copy_in),
+        .bytes_out = copy_bytes(ev->u.sys.out, prof->copy_out),
+        .user_buf = BUF_VA, .user_buf_bytes = BUF_PAGES * PAGE_SIZE,
+        .ret = (uint32_t)ev->u.sys.ret,
+        .switch_to = switch_to,
+    };
+    if ((call.bytes_in || call.bytes_out) && !p->buf_mapped) {
+        if (!machine_map_user(r->m, p->task, BUF_VA, BUF_PAGES, true, err))
+            return false;
+        p->buf_mapped = true;
+    }
+    SyscallCost c;
+    if (!measure_syscall(r->m, r->kb, &call, &c, err))
+        return false;
+    ReplaySyscall *s = sys_entry(r, ev->u.sys.name, known);
+    syscall_cost_add(&s->sum, &c);
+    lhist_add(&s->hist, c.cycles);
+    r->res->t.syscalls++;
+    r->res->t.unknown_syscalls += !known;
+    r->res->t.syscall_cycles += c.cycles;
+    if (prof->slab) {
+        lowmem_charge(r->low, prof->slab, LOWMEM_REASON_SLAB);
+        p->slab += prof->slab;
+    }
+    if (!strcmp(prof->name, "close") && p->slab) {
+        uint64_t back = MIN(p->slab, (uint64_t)CLOSE_SLAB);
+        lowmem_release(r->low, back, LOWMEM_REASON_SLAB);
+        p->slab -= back;
+    }
+    return true;
+}
+
+static bool do_switch(Replay *r, uint32_t pid, GError **err)
+{
+    Proc *p = proc_get(r, pid, err);
+    if (!p)
+        return false;
+    uint64_t c0 = cpu_cycles(machine_cpu(r->m));
+    if (!machine_switch_to(r->m, p->task, err))
+        return false;
+    r->res->t.switch_cycles += cpu_cycles(machine_cpu(r->m)) - c0;
+    return true;
+}
+
+static void reap(Replay *r)
+{
+    if (r->dead_task >= 0 && r->dead_task != machine_current(r->m)) {
+        machine_task_free(r->m, r->dead_task);
+        r->dead_task = -1;
+    }
+}
+
+static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bool *ate_next,
+                     GError **err)
+{
+    *ate_next = false;
+    switch ((TraceEventKind)ev->kind) {
+    case TRACE_EV_USER:
+        return do_user(r, ev, err);
+    case TRACE_EV_SYSCALL: {
+        int to = -1;
+        if (ev->u.sys.blocked && next && next->kind == TRACE_EV_SWITCH && next->pid != ev->pid) {
+            Proc *np = proc_get(r, next->pid, err);
+            if (!np)
+                return false;
+            to = np->task;
+            *ate_next = true;
+        }
+        bool ok = do_syscall(r, ev, to, err);
+        if (ok && to >= 0)
+            r->res->t.switches++;
+        return ok;
+    }
+    case TRACE_EV_SWITCH:
+        r->res->t.switches++;
+        return do_switch(r, ev->pid, err);
+    case TRACE_EV_FORK: {
+        if (!proc_get(r, ev->pid, err))
+            return false;
+        int t = machine_task_new(r->m, err);
+        if (t < 0)
+            return false;
+        Proc *old = proc_of(r, ev->u.fork.child);
+        if (old)
+            g_hash_table_remove(r->procs, GUINT_TO_POINTER(ev->u.fork.child));
+        proc_new(r, ev->u.fork.child, t);
+        r->res->t.forks++;
+        return true;
+    }
+    case TRACE_EV_EXIT: {
+        Proc *p = proc_of(r, ev->pid);
+        if (p && p->live) {
+            proc_release(r, p);
+            if (p->task == machine_current(r->m))
+                r->dead_task = p->task;      /* freed once another task runs */
+            else
+                machine_task_free(r->m, p->task);
+        }
+        r->res->t.exits++;
+        return true;
+    }
+    case TRACE_EV_MMAP:
+    case TRACE_EV_MUNMAP:
+    case TRACE_EV_MPROTECT:
+    case TRACE_EV_BRK:
+        r->res->t.map_events++;
+        return true;
+    default:
+        return true;                         /* exec, signal: counted as events */
+    }
+}
+
+static void finish(Replay *r)
+{
+    Mmu *mmu = machine_mmu(r->m);
+    const MmuStats *ms = mmu_stats(mmu);
+    ReplayTotals *t = &r->res->t;
+    t->cycles = cpu_cycles(machine_cpu(r->m));
+    t->insns = cpu_insns(machine_cpu(r->m));
+    t->cr3_writes = ms->cr3_writes;
+    t->walks = ms->walks;
+    t->walk_cycles = ms->walk_cycles;
+    t->kmaps = kbody_total(r->kb)->kmaps;
+    t->copied = kbody_total(r->kb)->copied;
+    uint64_t cr3c = 0;
+    for (guint i = 0; i < r->res->sys->len; i++)
+        cr3c += ((ReplaySyscall *)g_ptr_array_index(r->res->sys, i))->sum.cr3;
+    t->cr3_cycles = cr3c;
+    r->res->tlb = *tlb_hier_stats(mmu_tlb(mmu));
+    LowmemStats ls;
+    lowmem_state_stats(r->low, &ls);
+    t->lowmem_peak = ls.peak;
+    t->lowmem_end = ls.current;
+    t->lowmem_exhausted_at = ls.exhausted_at;
+}
+
+static gint by_cycles(gconstpointer a, gconstpointer b)
+{
+    const ReplaySyscall *x = *(ReplaySyscall *const *)a, *y = *(ReplaySyscall *const *)b;
+    return x->sum.cycles < y->sum.cycles ? 1 : x->sum.cycles > y->sum.cycles ? -1
+                                                                          : strcmp(x->name, y->name);
+}
+
+/* The lowmem the layout leaves free after boot on this much RAM. */
+static LowmemState *lowmem_for(const ReplayConfig *cfg, ReplayTotals *t, GError **err)
+{
+    LowmemMap map;
+    LowmemReport rep;
+    LowmemParams lp = { 0 };
+    lp.struct_page_bytes = cfg->struct_page ? cfg->struct_page : 40;
+    if (!lowmem_map_default(&map, cfg->ram, err) ||
+        !lowmem_compute(layout_mem_find(cfg->layout->name), &map, &lp, &rep, err))
+        return NULL;
+    t->lowmem_start_free = rep.lowmem_left_bytes > 0 ? (uint64_t)rep.lowmem_left_bytes : 0;
+    return lowmem_state_new_for(&rep);
+}
+
+ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **err)
+{
+    gint64 t0 = g_get_monotonic_time();
+    ReplayResult *res = g_new0(ReplayResult, 1);
+    res->cfg = *cfg;
+    res->sys = g_ptr_array_new_with_free_func(g_free);
+    res->t.lowmem_exhausted_at = -1;
+    Replay r = { .res = res, .dead_task = -1 };
+    r.procs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    r.sysidx = g_hash_table_new(g_direct_hash, g_direct_equal);
+    TraceReader *tr = NULL;
+    bool ok = false;
+    MachineConfig mc = { .preset = cfg->preset, .layout = cfg->layout, .ram = cfg->ram,
+                         .stubs = cfg->stubs, .sysenter = cfg->sysenter };
+    if (!(r.low = lowmem_for(cfg, &res->t, err)) || !(r.prof = profiles_load(cfg->profiles, err)) ||
+        !(r.m = machine_new(&mc, err)) || !(r.kb = kbody_new(r.m, err)) ||
+        !(tr = trace_reader_open(trace, err)))
+        goto out;
+    /* Statistics cover the trace, not the boot. */
+    mmu_reset_stats(machine_mmu(r.m));
+    uint64_t boot_cycles = cpu_cycles(machine_cpu(r.m)), boot_insns = cpu_insns(machine_cpu(r.m));
+    TraceEvent ev, next;
+    GError *e = NULL;
+    bool have = trace_reader_next(tr, &ev, &e);
+    bool tty = cfg->progress && isatty(STDERR_FILENO);
+    if (have)   /* the trace's first pid runs on task 0, already in user mode */
+        proc_new(&r, ev.pid, machine_current(r.m));
+    while (have && !e) {
+        bool have_next = trace_reader_next(tr, &next, &e);
+        if (e)
+            break;
+        bool ate = false;
+        if (!do_event(&r, &ev, have_next ? &next : NULL, &ate, err)) {
+            g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": ", trace_reader_name(tr),
+                           trace_reader_line(tr) - (have_next ? 1 : 0));
+            goto out;
+        }
+        reap(&r);
+        res->t.events += 1 + ate;
+        if (tty && res->t.events % 20000 <= (uint64_t)ate)
+            fprintf(stderr, "\rreplay %s: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " syscalls",
+                    cfg->layout->name, res->t.events, res->t.syscalls);
+        if (ate)
+            have_next = trace_reader_next(tr, &next, &e);
+        ev = next;
+        have = have_next;
+    }
+    if (e) {
+        g_propagate_error(err, e);
+        goto out;
+    }
+    if (tty)
+        fprintf(stderr, "\r%60s\r", "");
+    finish(&r);
+    res->t.cycles -= boot_cycles;
+    res->t.insns -= boot_insns;
+    g_ptr_array_sort(res->sys, by_cycles);
+    ok = true;
+out:
+    trace_reader_close(tr);
+    kbody_free(r.kb);
+    machine_free(r.m);
+    profiles_free(r.prof);
+    if (r.low)
+        lowmem_state_free(r.low);
+    g_hash_table_destroy(r.procs);
+    g_hash_table_destroy(r.sysidx);
+    res->host_seconds = (g_get_monotonic_time() - t0) / 1e6;
+    if (!ok) {
+        replay_result_free(res);
+        return NULL;
+    }
+    return res;
+}
+
+void replay_result_free(ReplayResult *r)
+{
+    if (!r)
+        return;
+    g_ptr_array_free(r->sys, TRUE);
+    g_free(r);
+}
+
+const ReplayTotals *replay_totals(const ReplayResult *r) { return &r->t; }
+const TlbStats *replay_tlb(const ReplayResult *r) { return &r->tlb; }
+const ReplayConfig *replay_config(const ReplayResult *r) { return &r->cfg; }
+double replay_seconds(const ReplayResult *r) { return r->t.cycles / (r->cfg.preset->clock_mhz * 1e6); }
+double replay_host_seconds(const ReplayResult *r) { return r->host_seconds; }
+guint replay_nsyscalls(const ReplayResult *r) { return r->sys->len; }
+const ReplaySyscall *replay_syscall(const ReplayResult *r, guint i) { return g_ptr_array_index(r->sys, i); }
+
+static const struct { const char *name, *desc; size_t off; } totals[] = {
+#define X(n, d) { #n, d, offsetof(ReplayTotals, n) },
+    REPLAY_TOTALS(X)
+#undef X
+};
+
+size_t replay_total_count(void) { return G_N_ELEMENTS(totals); }
+const char *replay_total_name(size_t i) { return totals[i].name; }
+const char *replay_total_desc(size_t i) { return totals[i].desc; }
+uint64_t replay_total_value(const ReplayTotals *t, size_t i)
+{
+    return *(const uint64_t *)((const char *)t + totals[i].off);
+}

@@ -1,0 +1,114 @@
+/* Replay: drive one booted machine (kernel_model/machine.h) through a
+ * vmsplit trace (trace.h), event by event:
+ *
+ *   user      the task's user-mode working-set loop (stubs/user.asm) runs
+ *             the event's instructions over its pages: after a flush its
+ *             TLB entries walk again, which is part of what 4G/4G costs
+ *   syscall   the call runs from user mode through the layout's stubs; its
+ *             body follows the profile (syscalls.ini) with the trace's byte
+ *             counts; a blocked call followed by a switch switches inside
+ *             the call, as the scheduler would
+ *   switch    a timer interrupt whose handler schedules the task (pids the
+ *             trace never forked become tasks when first seen)
+ *   fork      a new task (page tables, kernel stack); exit frees it
+ *   mmap...   counted (their syscalls carry the cost)
+ *
+ * Lowmem occupancy follows the replay: page tables and kernel stacks per
+ * task, slab per syscall (released by close and at exit), against the lowmem
+ * the lowmem model leaves free after boot for the layout and RAM.
+ *
+ * Every figure comes from the machine's counters. Memory does not grow with
+ * the trace: per-syscall latencies go into fixed histograms. */
+#ifndef VMSPLIT_REPLAY_REPLAY_H
+#define VMSPLIT_REPLAY_REPLAY_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cpu/preset.h"
+#include "kernel_model/layout.h"
+#include "kernel_model/lowmem.h"
+#include "kernel_model/measure.h"
+#include "replay/latency_hist.h"
+#include "tlb/tlb_stats.h"
+
+typedef struct {
+    const Preset *preset;
+    const Layout *layout;
+    uint64_t ram;                /* installed RAM, bytes */
+    bool sysenter;               /* enter with sysenter instead of int 0x80 */
+    const char *profiles;        /* syscall profile table; NULL: bundled */
+    const char *stubs;           /* entry/exit stubs; NULL: the layout's */
+    uint32_t struct_page;        /* lowmem model; 0: its default */
+    bool progress;               /* a progress line on stderr */
+} ReplayConfig;
+
+/* Totals of one replay, defined once for every output. */
+#define REPLAY_TOTALS(X)                                                        \
+    X(cycles, "simulated cycles in all")                                       \
+    X(user_cycles, "cycles of user work")                                      \
+    X(syscall_cycles, "cycles of system calls, user mode to user mode")        \
+    X(switch_cycles, "cycles of context switches (timer interrupt + schedule)") \
+    X(insns, "instructions")                                                   \
+    X(user_insns, "user-mode instructions")                                    \
+    X(events, "trace events")                                                  \
+    X(syscalls, "system calls")                                                \
+    X(unknown_syscalls, "system calls with no profile (generic profile used)") \
+    X(switches, "context switches")                                            \
+    X(forks, "forks")                                                          \
+    X(exits, "exits")                                                          \
+    X(map_events, "mmap/munmap/mprotect/brk events")                           \
+    X(cr3_writes, "CR3 writes")                                                \
+    X(cr3_cycles, "cycles of MOV CR3 and its PDPTE loads")                     \
+    X(walks, "page walks")                                                     \
+    X(walk_cycles, "cycles of page walks")                                     \
+    X(kmaps, "kmap_atomic calls (4g4g uaccess)")                               \
+    X(copied, "bytes copied to and from user space")                           \
+    X(lowmem_start_free, "free lowmem after boot, bytes")                      \
+    X(lowmem_peak, "peak lowmem the replay allocated, bytes")                  \
+    X(lowmem_end, "lowmem allocated at the end, bytes")
+
+typedef struct {
+#define X(name, desc) uint64_t name;
+    REPLAY_TOTALS(X)
+#undef X
+    int64_t lowmem_exhausted_at; /* event index, -1 if never */
+} ReplayTotals;
+
+typedef struct {
+    const char *name;            /* interned */
+    bool known;                  /* has its own profile */
+    SyscallCost sum;
+    LatencyHist hist;
+} ReplaySyscall;
+
+typedef struct ReplayResult ReplayResult;
+
+ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **err);
+void replay_result_free(ReplayResult *r);
+
+const ReplayTotals *replay_totals(const ReplayResult *r);
+const TlbStats *replay_tlb(const ReplayResult *r);
+const ReplayConfig *replay_config(const ReplayResult *r);
+double replay_seconds(const ReplayResult *r);     /* simulated */
+double replay_host_seconds(const ReplayResult *r);
+/* Per syscall name, sorted by total cycles, descending. */
+guint replay_nsyscalls(const ReplayResult *r);
+const ReplaySyscall *replay_syscall(const ReplayResult *r, guint i);
+
+size_t replay_total_count(void);
+const char *replay_total_name(size_t i);
+const char *replay_total_desc(size_t i);
+uint64_t replay_total_value(const ReplayTotals *t, size_t i);
+
+/* Outputs (replay_report.c). */
+void replay_print_text(const ReplayResult *r, const char *trace, FILE *out);
+void replay_to_json(const ReplayResult *r, JsonBuilder *b);
+void replay_print_csv(const ReplayResult *r, FILE *out);
+/* Side by side (compare): the first result is the baseline. */
+void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, FILE *out);
+
+#endif

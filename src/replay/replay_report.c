@@ -1,0 +1,222 @@
+/* Replay outputs: a perf-stat-like table, JSON, CSV, and compare. */
+#include "replay/replay.h"
+
+#include <string.h>
+
+static double us(const ReplayResult *r, double cycles)
+{
+    return cycles / replay_config(r)->preset->clock_mhz;
+}
+
+static uint64_t tlbv(const TlbStats *s, const char *name)
+{
+    uint64_t v = 0;
+    tlb_stats_get(s, name, &v);
+    return v;
+}
+
+void replay_print_text(const ReplayResult *r, const char *trace, FILE *out)
+{
+    const ReplayConfig *c = replay_config(r);
+    const ReplayTotals *t = replay_totals(r);
+    const TlbStats *tl = replay_tlb(r);
+    fprintf(out, "vmsplit replay: %s on %s (%.0f MHz), layout %s, %.0f GiB RAM, %s\n\n", trace,
+            c->preset->name, c->preset->clock_mhz, c->layout->name, c->ram / 1073741824.0,
+            c->sysenter ? "sysenter" : "int 0x80");
+    fprintf(out, "%18.6f s   simulated time\n", replay_seconds(r));
+    for (size_t i = 0; i < replay_total_count(); i++)
+        fprintf(out, "%18" G_GUINT64_FORMAT "     %-20s %s\n", replay_total_value(t, i),
+                replay_total_name(i), replay_total_desc(i));
+    if (t->syscalls)
+        fprintf(out, "%18.1f     syscalls per simulated second\n", t->syscalls / replay_seconds(r));
+    fprintf(out, "\nTLB           %12s %12s\n", "user", "kernel");
+    static const char *rows[] = { "lookups", "misses", "dirty_walks" };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char u[64], k[64];
+        g_snprintf(u, sizeof u, "%s_user", rows[i]);
+        g_snprintf(k, sizeof k, "%s_kernel", rows[i]);
+        fprintf(out, "  %-12s %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT "\n", rows[i],
+                tlbv(tl, u), tlbv(tl, k));
+    }
+    fprintf(out, "  ITLB misses %13" G_GUINT64_FORMAT "   DTLB misses %" G_GUINT64_FORMAT "\n",
+            tlbv(tl, "misses_fetch"), tlbv(tl, "misses_read") + tlbv(tl, "misses_write"));
+    fprintf(out, "  flushes: cr3 %" G_GUINT64_FORMAT " (dropped %" G_GUINT64_FORMAT "), invlpg %"
+                 G_GUINT64_FORMAT " (dropped %" G_GUINT64_FORMAT "), pcid %" G_GUINT64_FORMAT
+                 ", pge %" G_GUINT64_FORMAT "\n",
+            tl->flushes_cr3, tl->dropped_cr3, tl->flushes_invlpg, tl->dropped_invlpg,
+            tl->flushes_pcid, tl->flushes_pge);
+    fprintf(out, "\n%-16s %9s %10s %9s %9s %9s  %8s %8s %8s %8s %8s\n", "syscall", "count",
+            "mean cyc", "mean us", "p50 us", "p99 us", "base", "cr3", "walks", "uaccess", "body");
+    for (guint i = 0; i < replay_nsyscalls(r); i++) {
+        const ReplaySyscall *s = replay_syscall(r, i);
+        double n = (double)s->hist.n;
+        fprintf(out, "%-15s%s %9" G_GUINT64_FORMAT " %10.0f %9.3f %9.3f %9.3f  %8.0f %8.0f %8.0f %8.0f %8.0f\n",
+                s->name, s->known ? " " : "*", s->hist.n, s->sum.cycles / n, us(r, s->sum.cycles / n),
+                us(r, (double)lhist_quantile(&s->hist, 0.5)), us(r, (double)lhist_quantile(&s->hist, 0.99)),
+                s->sum.base / n, s->sum.cr3 / n, s->sum.walks / n, s->sum.uaccess / n, s->sum.body / n);
+    }
+    if (t->unknown_syscalls)
+        fprintf(out, "(* no profile of its own: the generic profile was used; %" G_GUINT64_FORMAT " calls)\n",
+                t->unknown_syscalls);
+    fprintf(out, "\nlowmem: %.1f MiB free after boot; the replay allocated %.2f MiB at peak, %.2f MiB at the end",
+            t->lowmem_start_free / 1048576.0, t->lowmem_peak / 1048576.0, t->lowmem_end / 1048576.0);
+    if (t->lowmem_exhausted_at >= 0)
+        fprintf(out, "; EXHAUSTED at event %" G_GINT64_FORMAT, t->lowmem_exhausted_at);
+    fprintf(out, "\nhost: %.2f s, %.0f syscalls per host second, simulated/host time ratio %.3f\n",
+            replay_host_seconds(r), t->syscalls / replay_host_seconds(r),
+            replay_seconds(r) / replay_host_seconds(r));
+    if (c->layout->what_if)
+        fprintf(out, "note: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
+                c->layout->name);
+}
+
+void replay_to_json(const ReplayResult *r, JsonBuilder *b)
+{
+    const ReplayConfig *c = replay_config(r);
+    const ReplayTotals *t = replay_totals(r);
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "cpu");
+    json_builder_add_string_value(b, c->preset->name);
+    json_builder_set_member_name(b, "layout");
+    json_builder_add_string_value(b, c->layout->name);
+    json_builder_set_member_name(b, "what_if");
+    json_builder_add_boolean_value(b, c->layout->what_if);
+    json_builder_set_member_name(b, "ram");
+    json_builder_add_int_value(b, (gint64)c->ram);
+    json_builder_set_member_name(b, "seconds");
+    json_builder_add_double_value(b, replay_seconds(r));
+    json_builder_set_member_name(b, "totals");
+    json_builder_begin_object(b);
+    for (size_t i = 0; i < replay_total_count(); i++) {
+        json_builder_set_member_name(b, replay_total_name(i));
+        json_builder_add_int_value(b, (gint64)replay_total_value(t, i));
+    }
+    json_builder_set_member_name(b, "lowmem_exhausted_at");
+    json_builder_add_int_value(b, t->lowmem_exhausted_at);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "tlb");
+    json_builder_begin_object(b);
+    tlb_stats_to_json(replay_tlb(r), b);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "syscalls");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < replay_nsyscalls(r); i++) {
+        const ReplaySyscall *s = replay_syscall(r, i);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, s->name);
+        json_builder_set_member_name(b, "known");
+        json_builder_add_boolean_value(b, s->known);
+        json_builder_set_member_name(b, "count");
+        json_builder_add_int_value(b, (gint64)s->hist.n);
+        json_builder_set_member_name(b, "p50_cycles");
+        json_builder_add_int_value(b, (gint64)lhist_quantile(&s->hist, 0.5));
+        json_builder_set_member_name(b, "p99_cycles");
+        json_builder_add_int_value(b, (gint64)lhist_quantile(&s->hist, 0.99));
+        for (size_t k = 0; k < syscall_cost_count(); k++) {
+            json_builder_set_member_name(b, syscall_cost_name(k));
+            json_builder_add_int_value(b, (gint64)syscall_cost_value(&s->sum, k));
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
+/* One row per syscall name, plus a "TOTAL" row with the replay's totals in
+ * the same columns where they apply. */
+void replay_print_csv(const ReplayResult *r, FILE *out)
+{
+    const ReplayConfig *c = replay_config(r);
+    fprintf(out, "cpu,layout,syscall,count,mean_cycles,mean_us,p50_us,p99_us");
+    for (size_t k = 0; k < syscall_cost_count(); k++)
+        fprintf(out, ",%s_total", syscall_cost_name(k));
+    fprintf(out, "\n");
+    for (guint i = 0; i < replay_nsyscalls(r); i++) {
+        const ReplaySyscall *s = replay_syscall(r, i);
+        double n = (double)s->hist.n;
+        fprintf(out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,%.4f,%.4f", c->preset->name,
+                c->layout->name, s->name, s->hist.n, s->sum.cycles / n, us(r, s->sum.cycles / n),
+                us(r, (double)lhist_quantile(&s->hist, 0.5)), us(r, (double)lhist_quantile(&s->hist, 0.99)));
+        for (size_t k = 0; k < syscall_cost_count(); k++)
+            fprintf(out, ",%" G_GUINT64_FORMAT, syscall_cost_value(&s->sum, k));
+        fprintf(out, "\n");
+    }
+}
+
+static double pct(double a, double base) { return base ? 100.0 * (a - base) / base : 0; }
+
+void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, FILE *out)
+{
+    const ReplayConfig *c0 = replay_config(r[0]);
+    fprintf(out, "vmsplit compare: %s on %s (%.0f MHz), %.0f GiB RAM, %s; baseline %s\n\n", trace,
+            c0->preset->name, c0->preset->clock_mhz, c0->ram / 1073741824.0,
+            c0->sysenter ? "sysenter" : "int 0x80", c0->layout->name);
+    fprintf(out, "%-24s", "");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%14s", replay_config(r[i])->layout->name);
+    fprintf(out, "\n");
+#define ROW(label, fmt, expr)                                                   \
+    do {                                                                      \
+        fprintf(out, "%-24s", label);                                         \
+        for (size_t i = 0; i < n; i++)                                        \
+            fprintf(out, fmt, (expr));                                        \
+        fprintf(out, "\n");                                                   \
+    } while (0)
+    const ReplayTotals *b = replay_totals(r[0]);
+    ROW("simulated time (ms)", "%14.3f", replay_seconds(r[i]) * 1e3);
+    ROW("overhead (%)", "%+14.2f", pct(replay_totals(r[i])->cycles, b->cycles));
+    ROW("syscalls per second", "%14.0f", replay_totals(r[i])->syscalls / replay_seconds(r[i]));
+    ROW("CR3 writes", "%14" G_GUINT64_FORMAT, replay_totals(r[i])->cr3_writes);
+    ROW("TLB entries dropped", "%14" G_GUINT64_FORMAT,
+        replay_tlb(r[i])->dropped_cr3 + replay_tlb(r[i])->dropped_invlpg + replay_tlb(r[i])->dropped_pcid);
+    ROW("page walks", "%14" G_GUINT64_FORMAT, replay_totals(r[i])->walks);
+    ROW("kmaps", "%14" G_GUINT64_FORMAT, replay_totals(r[i])->kmaps);
+    ROW("lowmem peak (KiB)", "%14.0f", replay_totals(r[i])->lowmem_peak / 1024.0);
+    fprintf(out, "\nwhere the extra cycles went (against %s, millions of cycles)\n", c0->layout->name);
+    double bs[5] = { 0 };
+    for (guint k = 0; k < replay_nsyscalls(r[0]); k++) {
+        const SyscallCost *s = &replay_syscall(r[0], k)->sum;
+        bs[0] += s->base, bs[1] += s->cr3, bs[2] += s->walks, bs[3] += s->uaccess, bs[4] += s->body;
+    }
+    static const char *parts[] = { "syscall entry/exit", "syscall CR3 writes", "syscall TLB refills",
+                                   "syscall uaccess", "syscall body" };
+    for (int p = 0; p < 5; p++) {
+        fprintf(out, "  %-22s", parts[p]);
+        for (size_t i = 0; i < n; i++) {
+            double v = 0;
+            for (guint k = 0; k < replay_nsyscalls(r[i]); k++) {
+                const SyscallCost *s = &replay_syscall(r[i], k)->sum;
+                double part[5] = { s->base, s->cr3, s->walks, s->uaccess, s->body };
+                v += part[p];
+            }
+            fprintf(out, "%+14.3f", (v - bs[p]) / 1e6);
+        }
+        fprintf(out, "\n");
+    }
+    ROW("  user work (TLB refills)", "%+14.3f",
+        ((double)replay_totals(r[i])->user_cycles - b->user_cycles) / 1e6);
+    ROW("  context switches", "%+14.3f",
+        ((double)replay_totals(r[i])->switch_cycles - b->switch_cycles) / 1e6);
+    ROW("  total", "%+14.3f", ((double)replay_totals(r[i])->cycles - b->cycles) / 1e6);
+    fprintf(out, "\nmean latency per syscall (us)\n");
+    for (guint k = 0; k < replay_nsyscalls(r[0]) && k < 12; k++) {
+        const char *name = replay_syscall(r[0], k)->name;
+        fprintf(out, "  %-22s", name);
+        for (size_t i = 0; i < n; i++) {
+            double v = 0;
+            for (guint j = 0; j < replay_nsyscalls(r[i]); j++) {
+                const ReplaySyscall *s = replay_syscall(r[i], j);
+                if (s->name == name)
+                    v = us(r[i], (double)s->sum.cycles / s->hist.n);
+            }
+            fprintf(out, "%14.3f", v);
+        }
+        fprintf(out, "\n");
+    }
+#undef ROW
+    for (size_t i = 0; i < n; i++)
+        if (replay_config(r[i])->layout->what_if)
+            fprintf(out, "\nnote: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
+                    replay_config(r[i])->layout->name);
+}
