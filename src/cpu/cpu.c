@@ -27,6 +27,7 @@ const char *cpu_stop_name(CpuStop s)
     case CPU_STOP_HLT: return "hlt";
     case CPU_STOP_EXIT: return "exit";
     case CPU_STOP_TRIPLE_FAULT: return "triple-fault";
+    case CPU_STOP_BREAKPOINT: return "breakpoint";
     }
     return "?";
 }
@@ -379,6 +380,14 @@ static inline int step(Cpu *c)
     return take_exception(c);
 }
 
+static inline bool at_breakpoint(const Cpu *c)
+{
+    for (unsigned i = 0; i < c->nbp; i++)
+        if (c->eip == c->bp[i])
+            return true;
+    return false;
+}
+
 CpuStop cpu_run(Cpu *c, uint64_t max_insns)
 {
     c->stop_req = CPU_STOP_NONE;
@@ -392,10 +401,20 @@ CpuStop cpu_run(Cpu *c, uint64_t max_insns)
             if (c->pending & PEND_HALT)
                 return CPU_STOP_HLT;
         }
+        if (UNLIKELY(c->nbp) && n > 0 && at_breakpoint(c))
+            return CPU_STOP_BREAKPOINT;
         if (UNLIKELY(step(c) == XR_STOP))
             return c->stop_req;
     }
     return CPU_STOP_MAX_INSNS;
+}
+
+void cpu_set_breakpoints(Cpu *c, const uint32_t *eips, unsigned n)
+{
+    g_assert(n <= CPU_MAX_BREAKPOINTS);
+    for (unsigned i = 0; i < n; i++)
+        c->bp[i] = eips[i];
+    c->nbp = n;
 }
 
 CpuStop cpu_step(Cpu *c)

@@ -122,6 +122,7 @@ typedef enum {
     CPU_STOP_HLT,                /* HLT with no interrupt pending */
     CPU_STOP_EXIT,               /* a port hook asked to stop (guest exit) */
     CPU_STOP_TRIPLE_FAULT,       /* see cpu_triple_fault() */
+    CPU_STOP_BREAKPOINT,         /* EIP reached a cpu_set_breakpoints address */
 } CpuStop;
 
 const char *cpu_stop_name(CpuStop s);
@@ -199,6 +200,12 @@ const CpuTripleFault *cpu_triple_fault(const Cpu *cpu);
 char *cpu_describe_triple_fault(const Cpu *cpu);
 /* Host-speed shortcut on/off (default on). Changes no modelled figure. */
 void cpu_set_decode_cache(Cpu *cpu, bool on);
+/* Host-side breakpoints (not the guest's DR0-3): cpu_run stops with
+ * CPU_STOP_BREAKPOINT before executing an instruction at one of these
+ * linear addresses, except the first instruction of the run. They cost the
+ * guest nothing. At most CPU_MAX_BREAKPOINTS; n = 0 clears them. */
+#define CPU_MAX_BREAKPOINTS 4
+void cpu_set_breakpoints(Cpu *cpu, const uint32_t *eips, unsigned n);
 /* Ask the core to stop at the next instruction boundary (from a hook). */
 void cpu_request_stop(Cpu *cpu, CpuStop why);
 

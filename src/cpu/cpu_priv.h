@@ -159,6 +159,8 @@ struct Cpu {
     uint32_t pending;            /* PEND_* */
     uint8_t irq_vector;
     CpuStop stop_req;
+    unsigned nbp;                /* host breakpoints (cpu_set_breakpoints) */
+    uint32_t bp[CPU_MAX_BREAKPOINTS];
 
     uint32_t cr2;
     TableReg gdtr, idtr;

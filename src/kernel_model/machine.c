@@ -534,24 +534,28 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
 
 static void on_event(Cpu *cpu, const CpuEvent *ev, void *user)
 {
-    (void)cpu;
     Machine *m = user;
     if ((ev->kind == CPU_EV_EXCEPTION || ev->kind == CPU_EV_TRIPLE_FAULT) && !m->have_fault) {
         m->have_fault = true;
         m->fault = *ev;
+        cpu_request_stop(cpu, CPU_STOP_EXIT);   /* the model has no fault handlers */
     }
 }
 
-/* Run until the core is back in user mode at one of the rest points. */
+/* Run until the core is back in user mode at one of the rest points (host
+ * breakpoints: they cost the guest nothing). */
 static bool run_to_rest(Machine *m, GError **err)
 {
     m->have_fault = false;
-    for (uint64_t n = 0; n < MAX_STEPS_PER_EVENT; n++) {
-        uint32_t eip = cpu_eip(m->cpu);
-        if (cpu_cpl(m->cpu) == 3 && n > 0 &&
-            (eip == m->u_int80_done || eip == m->u_sysenter_done || eip == m->u_work_done))
+    uint64_t done = 0;
+    while (done < MAX_STEPS_PER_EVENT) {
+        uint64_t i0 = cpu_insns(m->cpu);
+        CpuStop s = cpu_run(m->cpu, MAX_STEPS_PER_EVENT - done);
+        done += cpu_insns(m->cpu) - i0 + 1;
+        if (s == CPU_STOP_BREAKPOINT && cpu_cpl(m->cpu) == 3)
             return true;
-        CpuStop s = cpu_step(m->cpu);
+        if (s == CPU_STOP_BREAKPOINT)
+            continue;
         if (s == CPU_STOP_TRIPLE_FAULT || m->have_fault) {
             m->counts.guest_faults++;
             char *d = s == CPU_STOP_TRIPLE_FAULT ? cpu_describe_triple_fault(m->cpu) : NULL;
@@ -563,9 +567,12 @@ static bool run_to_rest(Machine *m, GError **err)
             return false;
         }
         if (s == CPU_STOP_HLT) {
-            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "the core halted at EIP 0x%08x", eip);
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "the core halted at EIP 0x%08x",
+                        cpu_eip(m->cpu));
             return false;
         }
+        if (s == CPU_STOP_MAX_INSNS)
+            break;
     }
     g_set_error(err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
                 "no return to user mode after %llu instructions (EIP 0x%08x)",
@@ -644,6 +651,8 @@ Machine *machine_new(const MachineConfig *cfg, GError **err)
     if (!cpu_boot(m, err))
         goto fail;
     cpu_port_register(m->cpu, HYPERCALL_PORT, 1, NULL, hypercall, m);
+    uint32_t rest[3] = { m->u_int80_done, m->u_sysenter_done, m->u_work_done };
+    cpu_set_breakpoints(m->cpu, rest, 3);
     cpu_set_event_hook(m->cpu, on_event, m);
     int t0 = machine_task_new(m, err);
     if (t0 < 0)
