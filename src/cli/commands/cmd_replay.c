@@ -2,6 +2,7 @@
  * through several side by side (src/replay/replay.h). */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cpu/nasm.h"
 #include "cpu/preset.h"
 #include "replay/replay.h"
 
@@ -28,7 +29,7 @@ static GOptionEntry *common_entries(Opts *o, bool compare)
         { "ram", 0, 0, G_OPTION_ARG_STRING, &o->ram, "installed RAM (default 4G)", "SIZE" },
         { "sysenter", 0, 0, G_OPTION_ARG_NONE, &o->sysenter, "enter the kernel with sysenter instead of int 0x80", NULL },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
-        { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o->stubs, "entry/exit stubs object (.o) instead of the layout's", "FILE" },
+        { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o->stubs, "entry/exit stubs (.asm or .o) instead of the layout's", "FILE" },
         { "struct-page", 0, 0, G_OPTION_ARG_INT, &o->struct_page, "sizeof(struct page) for the lowmem model (default 40)", "B" },
         { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print JSON", NULL },
         { "csv", 0, 0, G_OPTION_ARG_NONE, &o->csv, "print CSV (per syscall)", NULL },
@@ -122,7 +123,7 @@ static int run(int argc, char **argv, bool compare)
         "Example: vmsplit compare --layouts 3g1g,4g4g,kpti workloads/traces/sqlite.vmt");
     int rc = VMS_EXIT_USAGE;
     Preset *p = NULL;
-    char *spooled = NULL;
+    char *spooled = NULL, *stub_obj = NULL;
     Job *jobs = NULL;
     char **names = NULL;
     size_t n = 0;
@@ -150,6 +151,10 @@ static int run(int argc, char **argv, bool compare)
         rc = cli_fail(cmd, err);
         goto out;
     }
+    if (o.stubs && g_str_has_suffix(o.stubs, ".asm") && !(stub_obj = nasm_assemble(o.stubs, &err))) {
+        rc = cli_fail(cmd, err);
+        goto out;
+    }
     const char *trace = argv[1];
     names = g_strsplit(o.layout ? o.layout : compare ? "3g1g,4g4g" : "3g1g", ",", -1);
     n = g_strv_length(names);
@@ -173,7 +178,7 @@ static int run(int argc, char **argv, bool compare)
             goto out;
         }
         jobs[i].cfg = (ReplayConfig){ .preset = p, .layout = l, .ram = ram, .sysenter = o.sysenter,
-                                      .profiles = o.profiles, .stubs = o.stubs,
+                                      .profiles = o.profiles, .stubs = stub_obj ? stub_obj : o.stubs,
                                       .struct_page = (uint32_t)o.struct_page,
                                       .progress = !o.no_progress && n == 1 };
         jobs[i].trace = spooled ? spooled : trace;
@@ -213,6 +218,8 @@ out:
         g_clear_error(&jobs[i].err);
     }
     g_free(jobs);
+    if (stub_obj)
+        nasm_remove_output(stub_obj);
     if (spooled) {
         g_remove(spooled);
         g_free(spooled);
