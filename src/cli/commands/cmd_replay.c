@@ -220,6 +220,7 @@ out:
     g_free(jobs);
     if (stub_obj)
         nasm_remove_output(stub_obj);
+    g_free(stub_obj);
     if (spooled) {
         g_remove(spooled);
         g_free(spooled);

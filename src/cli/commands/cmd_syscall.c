@@ -222,6 +222,7 @@ int cmd_syscall(int argc, char **argv)
 out:
     if (obj)
         nasm_remove_output(obj);
+    g_free(obj);
     g_strfreev(names);
     g_free(rows);
     profiles_free(prof);
