@@ -637,7 +637,7 @@ Machine *machine_new(const MachineConfig *cfg, GError **err)
     m->windowed = cfg->layout->kind != LAYOUT_SHARED;
     m->pending = -1;
     m->pm = physmem_new();
-    if (!(m->mmu = mmu_new_full(m->pm, cfg->preset, NULL, 1, err)))
+    if (!(m->mmu = mmu_new_full(m->pm, cfg->preset, cfg->tlb, 1, err)))
         goto fail;
     m->cpu = cpu_new(m->mmu, cfg->preset);
     bool pse = !cfg->preset || cfg->preset->pse;

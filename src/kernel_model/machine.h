@@ -65,6 +65,7 @@ typedef struct {
     uint64_t ram;                /* bytes */
     const char *stubs;           /* ELF object; NULL: the build's stub */
     bool sysenter;               /* enter with sysenter instead of int $0x80 */
+    const TlbHierConfig *tlb;    /* TLB geometry override; NULL: the preset's */
 } MachineConfig;
 
 Machine *machine_new(const MachineConfig *cfg, GError **err);

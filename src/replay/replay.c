@@ -327,7 +327,7 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
     TraceReader *tr = NULL;
     bool ok = false;
     MachineConfig mc = { .preset = cfg->preset, .layout = cfg->layout, .ram = cfg->ram,
-                         .stubs = cfg->stubs, .sysenter = cfg->sysenter };
+                         .stubs = cfg->stubs, .sysenter = cfg->sysenter, .tlb = cfg->tlb };
     if (!(r.low = lowmem_for(cfg, &res->t, err)) || !(r.prof = profiles_load(cfg->profiles, err)) ||
         !(r.m = machine_new(&mc, err)) || !(r.kb = kbody_new(r.m, err)) ||
         !(tr = trace_reader_open(trace, err)))

@@ -33,6 +33,7 @@
 #include "kernel_model/lowmem.h"
 #include "kernel_model/measure.h"
 #include "replay/latency_hist.h"
+#include "tlb/hierarchy.h"
 #include "tlb/tlb_stats.h"
 
 typedef struct {
@@ -44,6 +45,7 @@ typedef struct {
     const char *stubs;           /* entry/exit stubs; NULL: the layout's */
     uint32_t struct_page;        /* lowmem model; 0: its default */
     bool progress;               /* a progress line on stderr */
+    const TlbHierConfig *tlb;    /* TLB geometry override; NULL: the preset's */
 } ReplayConfig;
 
 /* Totals of one replay, defined once for every output. */
