@@ -41,6 +41,32 @@ bool measure_syscall(Machine *m, KernelBody *kb, const SyscallCall *call,
     return true;
 }
 
+bool measure_repeat(const MachineConfig *cfg, const SyscallCall *call, unsigned warmup,
+                    unsigned count, SyscallCost *sum, GError **err)
+{
+    Machine *m = machine_new(cfg, err);
+    if (!m)
+        return false;
+    KernelBody *kb = kbody_new(m, err);
+    bool ok = kb != NULL;
+    SyscallCall c = *call;
+    uint32_t bytes = MAX(c.bytes_in, c.bytes_out);
+    uint32_t pages = (bytes + PAGE_SIZE - 1) / PAGE_SIZE;
+    if (ok && pages) {
+        ok = machine_map_user(m, machine_current(m), c.user_buf, pages, true, err);
+        c.user_buf_bytes = pages * PAGE_SIZE;
+    }
+    SyscallCost one;
+    for (unsigned i = 0; ok && i < warmup; i++)
+        ok = measure_syscall(m, kb, &c, &one, err);
+    for (unsigned i = 0; ok && i < count; i++)
+        if ((ok = measure_syscall(m, kb, &c, &one, err)))
+            syscall_cost_add(sum, &one);
+    kbody_free(kb);
+    machine_free(m);
+    return ok;
+}
+
 static const struct { const char *name, *desc; size_t off; } fields[] = {
 #define X(n, d) { #n, d, offsetof(SyscallCost, n) },
     SYSCALL_COST_FIELDS(X)

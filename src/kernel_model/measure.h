@@ -46,6 +46,12 @@ typedef struct {
 bool measure_syscall(Machine *m, KernelBody *kb, const SyscallCall *call,
                      SyscallCost *out, GError **err);
 
+/* Boot a machine with cfg, run call warmup times, then count times, and
+ * add each measured call into *sum (callers divide by count). The user
+ * buffer (call->user_buf) is mapped for the largest copy. */
+bool measure_repeat(const MachineConfig *cfg, const SyscallCall *call, unsigned warmup,
+                    unsigned count, SyscallCost *sum, GError **err);
+
 size_t syscall_cost_count(void);
 const char *syscall_cost_name(size_t i);
 const char *syscall_cost_desc(size_t i);

@@ -106,6 +106,13 @@ const char *replay_total_name(size_t i);
 const char *replay_total_desc(size_t i);
 uint64_t replay_total_value(const ReplayTotals *t, size_t i);
 
+/* Where a replay's cycles went, by part (exclusive; they sum to cycles):
+ * the syscalls' entry/exit, CR3 writes, TLB refills, uaccess and body
+ * (measure.h), user work and context switches. */
+#define REPLAY_NPARTS 7
+extern const char *const replay_part_names[REPLAY_NPARTS];
+void replay_breakdown(const ReplayResult *r, double parts[REPLAY_NPARTS]);
+
 /* Outputs (replay_report.c). */
 void replay_print_text(const ReplayResult *r, const char *trace, FILE *out);
 void replay_to_json(const ReplayResult *r, JsonBuilder *b);

@@ -144,6 +144,27 @@ void replay_print_csv(const ReplayResult *r, FILE *out)
     }
 }
 
+const char *const replay_part_names[REPLAY_NPARTS] = {
+    "syscall entry/exit", "syscall CR3 writes", "syscall TLB refills", "syscall uaccess",
+    "syscall body", "user work", "context switches",
+};
+
+void replay_breakdown(const ReplayResult *r, double parts[REPLAY_NPARTS])
+{
+    for (int p = 0; p < REPLAY_NPARTS; p++)
+        parts[p] = 0;
+    for (guint k = 0; k < replay_nsyscalls(r); k++) {
+        const SyscallCost *s = &replay_syscall(r, k)->sum;
+        parts[0] += s->base;
+        parts[1] += s->cr3;
+        parts[2] += s->walks;
+        parts[3] += s->uaccess;
+        parts[4] += s->body;
+    }
+    parts[5] = (double)replay_totals(r)->user_cycles;
+    parts[6] = (double)replay_totals(r)->switch_cycles;
+}
+
 static double pct(double a, double base) { return base ? 100.0 * (a - base) / base : 0; }
 
 void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, FILE *out)
@@ -174,30 +195,17 @@ void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, F
     ROW("kmaps", "%14" G_GUINT64_FORMAT, replay_totals(r[i])->kmaps);
     ROW("lowmem peak (KiB)", "%14.0f", replay_totals(r[i])->lowmem_peak / 1024.0);
     fprintf(out, "\nwhere the extra cycles went (against %s, millions of cycles)\n", c0->layout->name);
-    double bs[5] = { 0 };
-    for (guint k = 0; k < replay_nsyscalls(r[0]); k++) {
-        const SyscallCost *s = &replay_syscall(r[0], k)->sum;
-        bs[0] += s->base, bs[1] += s->cr3, bs[2] += s->walks, bs[3] += s->uaccess, bs[4] += s->body;
-    }
-    static const char *parts[] = { "syscall entry/exit", "syscall CR3 writes", "syscall TLB refills",
-                                   "syscall uaccess", "syscall body" };
-    for (int p = 0; p < 5; p++) {
-        fprintf(out, "  %-22s", parts[p]);
+    double base[REPLAY_NPARTS];
+    replay_breakdown(r[0], base);
+    for (int p = 0; p < REPLAY_NPARTS; p++) {
+        fprintf(out, "  %-22s", replay_part_names[p]);
         for (size_t i = 0; i < n; i++) {
-            double v = 0;
-            for (guint k = 0; k < replay_nsyscalls(r[i]); k++) {
-                const SyscallCost *s = &replay_syscall(r[i], k)->sum;
-                double part[5] = { s->base, s->cr3, s->walks, s->uaccess, s->body };
-                v += part[p];
-            }
-            fprintf(out, "%+14.3f", (v - bs[p]) / 1e6);
+            double v[REPLAY_NPARTS];
+            replay_breakdown(r[i], v);
+            fprintf(out, "%+14.3f", (v[p] - base[p]) / 1e6);
         }
         fprintf(out, "\n");
     }
-    ROW("  user work (TLB refills)", "%+14.3f",
-        ((double)replay_totals(r[i])->user_cycles - b->user_cycles) / 1e6);
-    ROW("  context switches", "%+14.3f",
-        ((double)replay_totals(r[i])->switch_cycles - b->switch_cycles) / 1e6);
     ROW("  total", "%+14.3f", ((double)replay_totals(r[i])->cycles - b->cycles) / 1e6);
     fprintf(out, "\nmean latency per syscall (us)\n");
     for (guint k = 0; k < replay_nsyscalls(r[0]) && k < 12; k++) {

@@ -33,30 +33,12 @@ static bool run_layout(const Opts *o, const Preset *p, uint64_t ram, const char 
 {
     MachineConfig cfg = { .preset = p, .layout = row->layout, .ram = ram, .stubs = stubs,
                           .sysenter = o->sysenter };
-    Machine *m = machine_new(&cfg, err);
-    if (!m)
-        return false;
-    KernelBody *kb = kbody_new(m, err);
-    bool ok = kb != NULL;
-    uint32_t buf_pages = (uint32_t)((MAX(o->bytes_in, o->bytes_out) + PAGE_SIZE - 1) / PAGE_SIZE);
-    if (ok && buf_pages)
-        ok = machine_map_user(m, machine_current(m), BUF_VA, buf_pages, true, err);
     SyscallCall call = { .profile = prof, .bytes_in = (uint32_t)o->bytes_in,
-                         .bytes_out = (uint32_t)o->bytes_out, .user_buf = BUF_VA,
-                         .user_buf_bytes = buf_pages * PAGE_SIZE, .switch_to = -1 };
-    SyscallCost c;
-    for (gint64 i = 0; ok && i < o->warmup; i++)
-        ok = measure_syscall(m, kb, &call, &c, err);
-    for (gint64 i = 0; ok && i < o->count; i++) {
-        ok = measure_syscall(m, kb, &call, &c, err);
-        if (ok) {
-            syscall_cost_add(&row->sum, &c);
-            row->n++;
-        }
-    }
-    kbody_free(kb);
-    machine_free(m);
-    return ok;
+                         .bytes_out = (uint32_t)o->bytes_out, .user_buf = BUF_VA, .switch_to = -1 };
+    if (!measure_repeat(&cfg, &call, (unsigned)o->warmup, (unsigned)o->count, &row->sum, err))
+        return false;
+    row->n = (uint64_t)o->count;
+    return true;
 }
 
 static double mean(const Row *r, size_t i) { return (double)syscall_cost_value(&r->sum, i) / r->n; }
