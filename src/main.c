@@ -10,6 +10,7 @@
 const VmsCommand vms_commands[] = {
     /* name, function, one-line summary */
     {"walk", cmd_walk, "explain one PAE translation on a machine image"},
+    {"claim", cmd_claim, "the 2003 seeds' figures: reproduced, explained or refuted, with plots"},
     {"replay", cmd_replay, "replay a syscall trace on a simulated machine under one layout"},
     {"compare", cmd_compare, "replay one trace under several layouts, side by side, with where the extra cycles went"},
     {"syscall", cmd_syscall, "time one system call through each layout's real entry/exit stubs"},

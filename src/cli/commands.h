@@ -22,6 +22,7 @@ int cmd_walk(int argc, char **argv);
 int cmd_tlbsim(int argc, char **argv);
 int cmd_syscall(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_claim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_meminfo(int argc, char **argv);
 int cmd_presets(int argc, char **argv);

@@ -1,0 +1,100 @@
+/* vmsplit claim --quick end to end (the binary is argv[1]): every section
+ * of the report is there, every seed statement has a verdict, and the four
+ * plots are real PNGs (checked by their 8-byte signature). */
+#include <check.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *vmsplit;
+
+static bool is_png(const char *path)
+{
+    static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    char *data = NULL;
+    gsize len = 0;
+    bool ok = g_file_get_contents(path, &data, &len, NULL) && len > 100 && !memcmp(data, sig, 8);
+    g_free(data);
+    return ok;
+}
+
+static unsigned count(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+START_TEST(quick_has_every_section)
+{
+    char *dir = g_dir_make_tmp("vmsplit-claim-XXXXXX", NULL);
+    char *outdir = g_build_filename(dir, "out", NULL);
+    const char *argv[] = { vmsplit, "claim", "--quick", "-o", outdir, NULL };
+    char *out = NULL, *err = NULL;
+    int status = -1;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(out, "1. Workloads"));
+    ck_assert_ptr_nonnull(strstr(out, "2. The seeds' statements"));
+    ck_assert_ptr_nonnull(strstr(out, "3. Plots"));
+    static const char *workloads[] = { "null", "pipe", "fileio", "db", "net", "compute", "dd.vmt" };
+    for (size_t i = 0; i < G_N_ELEMENTS(workloads); i++) {
+        char *row = g_strdup_printf("\n%s ", workloads[i]);
+        ck_assert_msg(strstr(out, row) != NULL, "no row for %s", workloads[i]);
+        g_free(row);
+    }
+    /* The seeds' statements, each with a verdict. */
+    static const char *quotes[] = { "+3 usecs", "0% to 30%", "microbenchmarks", "MemTotal 66052020",
+                                    "more than 3 times", "more than 6 times", "0.5 GB",
+                                    "unable to boot", "200 GB", "16 GB", "50,000 syscalls/s" };
+    for (size_t i = 0; i < G_N_ELEMENTS(quotes); i++)
+        ck_assert_msg(strstr(out, quotes[i]) != NULL, "statement '%s' missing", quotes[i]);
+    ck_assert_uint_eq(count(out, "verdict: "), count(out, "    model: "));
+    ck_assert_uint_ge(count(out, "verdict: "), G_N_ELEMENTS(quotes));
+    static const char *plots[] = { "overhead.png", "latency.png", "lowmem.png", "kpti.png" };
+    for (size_t i = 0; i < G_N_ELEMENTS(plots); i++) {
+        char *p = g_build_filename(outdir, plots[i], NULL);
+        ck_assert_msg(is_png(p), "%s is not a PNG", p);
+        g_free(p);
+    }
+    char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert_int_eq(system(rm), 0);
+    g_free(rm);
+    g_free(out);
+    g_free(err);
+    g_free(outdir);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(bad_input)
+{
+    const char *argv[] = { vmsplit, "claim", "extra", NULL };
+    char *out = NULL, *err = NULL;
+    int status = -1;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    g_free(out);
+    g_free(err);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    g_assert(argc == 2);
+    vmsplit = argv[1];
+    Suite *s = suite_create("claim-cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_test(tc, quick_has_every_section);
+    tcase_add_test(tc, bad_input);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
