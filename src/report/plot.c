@@ -16,6 +16,8 @@ typedef bool (*PlotVarsFn)(const CsvTable *t, GString *vars, const char **xcol,
 typedef struct {
     PlotKind pub;
     const char *xcol;                 /* excluded from grouping */
+    const char *xparam;               /* sweep parameter x derives from (a replay
+                                       * sweep's rate): not a group either */
     const char *const *groups;        /* candidate group columns (no sweep line) */
     PlotVarsFn vars;
 } PlotKindPriv;
@@ -71,15 +73,15 @@ static const char *const groups_tlb[] = {"policy", "layout", "cpu", "dtlb_ways",
 
 static const PlotKindPriv kinds[] = {
     {{"overhead", "overhead.gp", "overhead (%) against syscalls/s per layout, 0-30 % band",
-      need_overhead}, "syscalls_per_sec", groups_layout, NULL},
+      need_overhead}, "syscalls_per_sec", "rate", groups_layout, NULL},
     {{"tlb", "tlb.gp", "TLB misses (or overhead) against DTLB/ITLB size",
-      need_none}, "dtlb_entries", groups_tlb, vars_tlb},
+      need_none}, "dtlb_entries", NULL, groups_tlb, vars_tlb},
     {{"latency", "latency.gp", "per-syscall latency stacked by component",
-      need_latency}, NULL, NULL, NULL},
+      need_latency}, NULL, NULL, NULL, NULL},
     {{"lowmem", "lowmem.gp", "lowmem (MiB) against installed RAM, where it stops booting",
-      need_lowmem}, "ram_mib", groups_lowmem, NULL},
+      need_lowmem}, "ram_mib", NULL, groups_lowmem, NULL},
     {{"kpti", "kpti.gp", "4g4g, kpti, kpti-pcid overhead against syscalls/s",
-      need_overhead}, NULL, NULL, NULL},
+      need_overhead}, NULL, NULL, NULL, NULL},
 };
 
 static const PlotKind *const kind_table[] = {
@@ -115,6 +117,16 @@ static char *sweep_kind(const CsvTable *t)
     return g_strndup(k, strcspn(k, " \t"));
 }
 
+/* Whether column c exists and has two different values. */
+static bool varies(const CsvTable *t, const char *c)
+{
+    int i = csv_table_column(t, c);
+    for (guint r = 1; i >= 0 && r < t->rows->len; r++)
+        if (strcmp(csv_table_get(t, r, (guint)i), csv_table_get(t, 0, (guint)i)))
+            return true;
+    return false;
+}
+
 const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
 {
     char *sk = sweep_kind(t);
@@ -123,6 +135,8 @@ const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
         name = "lowmem";
     else if (sk && !strcmp(sk, "tlbsim"))
         name = "tlb";
+    else if (sk && !strcmp(sk, "replay"))   /* TLB sizes varied: plot 2, else plot 1 */
+        name = varies(t, "dtlb_entries") || varies(t, "itlb_entries") ? "tlb" : "overhead";
     else if (csv_table_column(t, "base_ns") >= 0)
         name = "latency";
     else if (csv_table_column(t, "dtlb_entries") >= 0 || csv_table_column(t, "itlb_entries") >= 0)
@@ -218,7 +232,7 @@ static bool pick_groups(const PlotKindPriv *k, const CsvTable *t, const char *xc
         const char *c = cands->pdata[i];
         bool space = false;
         int n = count_distinct(t, csv_table_column(t, c), &space);
-        if ((xcol && !strcmp(c, xcol)) || n < 2)
+        if ((xcol && !strcmp(c, xcol)) || (k->xparam && !strcmp(c, k->xparam)) || n < 2)
             continue;
         if (space) {
             g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
