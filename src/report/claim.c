@@ -92,6 +92,16 @@ static char *gen_trace(Claim *c, const char *name, uint64_t count, double rate, 
     return path;
 }
 
+/* The source tree's copy, else the installed one. */
+static char *bundled_trace(const char *name)
+{
+    char *p = g_build_filename(VMSPLIT_SOURCE_DIR, "workloads", "traces", name, NULL);
+    if (g_file_test(p, G_FILE_TEST_EXISTS))
+        return p;
+    g_free(p);
+    return g_build_filename(VMSPLIT_DATADIR, "traces", name, NULL);
+}
+
 static bool run_workloads(Claim *c, GError **err)
 {
     static const struct { const char *name; bool typical, micro; } gens[] = {
@@ -119,7 +129,7 @@ static bool run_workloads(Claim *c, GError **err)
     for (size_t i = 0; i < ntr; i++) {
         Workload *w = g_new0(Workload, 1);
         w->name = tr[i];
-        w->trace = g_build_filename(VMSPLIT_SOURCE_DIR, "workloads", "traces", tr[i], NULL);
+        w->trace = bundled_trace(tr[i]);
         w->typical = true;           /* real programs */
         g_ptr_array_add(c->wl, w);
     }
