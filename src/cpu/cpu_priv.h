@@ -8,11 +8,10 @@
  *     frame, not the shared zero page, so that a frame allocated later by a
  *     write is noticed). The decoded cache validates against physical
  *     memory itself, so it needs no write notification from the MMU.
- *   - Wanted for speed (not edited here, see the core's report): an inline
- *     TLB-hit path. mmu_access is an out-of-line call into mmu_translate ->
- *     tlb_hier_lookup -> the cache model for every reference; on the
- *     256-page loop these calls, and the TLB fill/victim search on every
- *     DTLB miss, take most of the host time (see bench/cpu). */
+ *   - Data references use mmu_access_fast (mmu/mmu_priv.h): mmu_access
+ *     with the first-level TLB hit, the rights check and an L1 MRU hit
+ *     inline, falling back to the out-of-line code for anything else;
+ *     same counts and cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
 #ifndef VMSPLIT_CPU_CPU_PRIV_H
 #define VMSPLIT_CPU_CPU_PRIV_H
 
@@ -25,6 +24,7 @@
 #include "cpu/flags.h"
 #include "cpu/ports.h"
 #include "mmu/mmu.h"
+#include "mmu/mmu_priv.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -239,7 +239,7 @@ static inline int mem_read(Cpu *c, int seg, uint32_t off, unsigned size,
     uint32_t lin = s->base + off;
     MmuFault f;
     if (LIKELY(in_page(lin, size))) {
-        const uint8_t *p = mmu_access(c->mmu, lin, access, c->cpl, &f);
+        const uint8_t *p = mmu_access_fast(c->mmu, lin, access, c->cpl, &f);
         if (UNLIKELY(!p))
             return cpu_raise_mmu(c, &f);
         uint32_t x = 0;
@@ -260,7 +260,7 @@ static inline int mem_write(Cpu *c, int seg, uint32_t off, unsigned size, uint32
     uint32_t lin = s->base + off;
     MmuFault f;
     if (LIKELY(in_page(lin, size))) {
-        uint8_t *p = mmu_access(c->mmu, lin, ACCESS_WRITE, c->cpl, &f);
+        uint8_t *p = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, c->cpl, &f);
         if (UNLIKELY(!p))
             return cpu_raise_mmu(c, &f);
         memcpy(p, &v, size);

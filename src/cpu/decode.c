@@ -251,7 +251,7 @@ int cpu_fetch_ref(Cpu *c, uint32_t lin)
 {
     uint64_t pa;
     MmuFault f;
-    if (UNLIKELY(!mmu_translate(c->mmu, lin, ACCESS_EXEC, c->cpl, &pa, &f)))
+    if (UNLIKELY(!mmu_translate_fast(c->mmu, lin, ACCESS_EXEC, c->cpl, &pa, &f)))
         return cpu_raise_mmu(c, &f);
     c->fetch_blk = lin & ~(FETCH_BLOCK - 1);
     c->fetch_page = lin & ~(PAGE_SIZE - 1);

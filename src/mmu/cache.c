@@ -10,33 +10,15 @@
  * number (paddr >> line_shift): comparing the set bits too is harmless and
  * saves a shift. Shifts and masks are computed once in cache_new. */
 #include "mmu/cache.h"
+#include "mmu/cache_priv.h"
 
 #include <stdarg.h>
 #include <string.h>
 
-/* Line numbers are paddr >> line_shift with line_shift >= 3, so they never
- * reach UINT64_MAX. */
-#define CACHE_TAG_INVALID UINT64_MAX
 /* 256 MiB per level: far beyond any modelled part; bounds the tag array. */
 #define CACHE_MAX_SIZE (1u << 28)
 
 G_DEFINE_QUARK(vmsplit-cache-error-quark, cache_error)
-
-typedef struct {
-    uint64_t *tags;              /* sets * ways, each set MRU first */
-    uint64_t set_mask;           /* sets - 1 */
-    unsigned line_shift;
-    unsigned ways;
-    unsigned latency;
-    size_t nsets;
-} Level;
-
-struct CacheHier {
-    Level lv[CACHE_MAX_LEVELS];
-    unsigned nlevels;
-    unsigned mem_latency;
-    CacheStats st;
-};
 
 static const char *const level_names[CACHE_MAX_LEVELS] = { "l1d", "l2", "l3" };
 

@@ -5,6 +5,8 @@
 #include <glib.h>
 #include <string.h>
 
+#include "mmu/mmu_priv.h"
+
 /* Control-register bits the MMU cares about (SDM Vol. 3A §2.5). */
 #define CR0_PG (1u << 31)
 #define CR0_WP (1u << 16)
@@ -13,19 +15,6 @@
 #define CR4_PCIDE (1u << 17)
 #define EFER_NXE (1ULL << 11)
 #define CR3_PCID_MASK 0xFFFu
-
-struct Mmu {
-    PhysMem *pm;
-    TlbHierarchy *tlb;
-    CacheHier *cache;
-    PaeRegs regs;
-    uint32_t cr0, cr4;
-    uint64_t efer;
-    uint16_t pcid;
-    bool pdpte_uncached;
-    unsigned walk_base;          /* preset cost.page_walk_base */
-    MmuStats stats;
-};
 
 /* Without a preset: a plain 64-entry 4-way I/D pair holding both page
  * sizes, no caches (every reference costs 1 cycle). For unit tests. */
@@ -103,14 +92,19 @@ uint32_t mmu_cr4(const Mmu *m) { return m->cr4; }
 uint64_t mmu_efer(const Mmu *m) { return m->efer; }
 uint16_t mmu_pcid(const Mmu *m) { return m->pcid; }
 
-static inline bool paging(const Mmu *m) { return (m->cr0 & CR0_PG) != 0; }
+static inline bool paging(const Mmu *m) { return m->paging; }
 
-unsigned mmu_time_phys(Mmu *m, uint64_t pa, bool write)
+static inline unsigned time_phys(Mmu *m, uint64_t pa, bool write)
 {
-    unsigned c = cache_access(m->cache, pa, write);
+    unsigned c = cache_access_fast(m->cache, pa, write);
     m->stats.cycles += c;
     m->stats.data_cycles += c;
     return c;
+}
+
+unsigned mmu_time_phys(Mmu *m, uint64_t pa, bool write)
+{
+    return time_phys(m, pa, write);
 }
 
 static bool gp0(MmuFault *f)
@@ -169,6 +163,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     if ((cr0 ^ m->cr0) & (CR0_PG | CR0_WP))
         tlb_hier_flush_all(m->tlb);
     m->cr0 = cr0;
+    m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
     return true;
 }
@@ -216,7 +211,7 @@ static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
          * one as long as software invalidates after changing a PDE. */
         if (pde_cached && !w.refs[i].write && w.refs[i].paddr == pde_pa)
             continue;
-        c += cache_access(m->cache, w.refs[i].paddr, w.refs[i].write);
+        c += cache_access_fast(m->cache, w.refs[i].paddr, w.refs[i].write);
     }
     m->stats.walks++;
     m->stats.walk_cycles += c;
@@ -233,8 +228,10 @@ static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
     return true;
 }
 
-bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
-                   MmuFault *f)
+/* mmu_translate after the first-level fast path found nothing (or with
+ * paging off). */
+bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
+                        uint64_t *pa, MmuFault *f)
 {
     if (!paging(m)) {
         *pa = lin;
@@ -242,18 +239,35 @@ bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
     }
     TlbEntry e;
     unsigned extra = 0;
-    TlbResult r = tlb_hier_lookup(m->tlb, lin, access, cpl, m->pcid, &e, &extra);
+    TlbResult r = tlb_hier_lookup_rest(m->tlb, lin, access, cpl, m->pcid, &e, &extra);
     m->stats.cycles += extra;
     /* A hit whose cached rights refuse the access re-walks: the SDM lets
      * the processor fault on cached rights, and re-walking gives the same
      * fault whenever software kept the TLB coherent. */
-    if (!tlb_result_hit(r) ||
-        pae_check_rights(e.rw, e.us, e.nx, access, cpl, m->regs.wp, m->regs.nxe)) {
+    if (!tlb_result_hit(r) || !mmu_rights_ok(&e, access, cpl, &m->regs)) {
         if (!walk_and_fill(m, lin, access, cpl, &e, f))
             return false;
     }
     *pa = tlb_entry_paddr(&e, lin);
     return true;
+}
+
+/* A first-level hit whose cached rights refuse the access: re-walk, as
+ * mmu_translate_rest does. */
+bool mmu_translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
+                          uint64_t *pa, MmuFault *f)
+{
+    TlbEntry e;
+    if (!walk_and_fill(m, lin, access, cpl, &e, f))
+        return false;
+    *pa = tlb_entry_paddr(&e, lin);
+    return true;
+}
+
+bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
+                   MmuFault *f)
+{
+    return mmu_translate_fast(m, lin, access, cpl, pa, f);
 }
 
 /* Translate both halves of an access that may cross a page boundary. */
@@ -275,20 +289,52 @@ static bool translate_span(Mmu *m, uint32_t lin, unsigned size, Access access,
 static inline void time_data(Mmu *m, uint64_t pa, Access access)
 {
     if (access != ACCESS_EXEC)   /* no instruction-cache model: see mmu.h */
-        mmu_time_phys(m, pa, access == ACCESS_WRITE);
+        time_phys(m, pa, access == ACCESS_WRITE);
+}
+
+uint8_t *mmu_host_absent(Mmu *m, uint64_t pa, Access access)
+{
+    static const uint8_t zero_page[PAGE_SIZE];
+    if (access == ACCESS_WRITE)
+        return physmem_frame_get(m->pm, pa);
+    return (uint8_t *)zero_page;
+}
+
+static inline uint8_t *host_of(Mmu *m, uint64_t pa, Access access)
+{
+    uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
+    if (G_UNLIKELY(!fr))
+        fr = mmu_host_absent(m, pa, access);
+    return fr + (pa & (PAGE_SIZE - 1));
 }
 
 uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
 {
-    static const uint8_t zero_page[PAGE_SIZE];
     uint64_t pa;
-    if (!mmu_translate(m, lin, access, cpl, &pa, f))
+    if (!mmu_translate_fast(m, lin, access, cpl, &pa, f))
         return NULL;
     time_data(m, pa, access);
-    if (access == ACCESS_WRITE)
-        return physmem_frame_get(m->pm, pa) + (pa & (PAGE_SIZE - 1));
-    const uint8_t *fr = physmem_frame_peek(m->pm, pa);
-    return (uint8_t *)(fr ? fr : zero_page) + (pa & (PAGE_SIZE - 1));
+    return host_of(m, pa, access);
+}
+
+uint8_t *mmu_access_rest(Mmu *m, uint32_t lin, Access access, int cpl,
+                         MmuFault *f)
+{
+    uint64_t pa;
+    if (!mmu_translate_rest(m, lin, access, cpl, &pa, f))
+        return NULL;
+    time_data(m, pa, access);
+    return host_of(m, pa, access);
+}
+
+uint8_t *mmu_access_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
+                           MmuFault *f)
+{
+    uint64_t pa;
+    if (!mmu_translate_rewalk(m, lin, access, cpl, &pa, f))
+        return NULL;
+    time_data(m, pa, access);
+    return host_of(m, pa, access);
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

@@ -3,28 +3,7 @@
 
 #include <string.h>
 
-#include "tlb/pde_cache.h"
-#include "tlb/tlb_priv.h"
-
-enum { SIDE_DATA = 0, SIDE_INSN = 1 };
-
-typedef struct {
-    Tlb *small;                  /* 4 KiB pages (and 2 MiB when shared) */
-    Tlb *large;                  /* separate 2 MiB array, or NULL */
-    Tlb *for_size[TLB_NPAGESIZES]; /* first-level array per page size, or NULL */
-} Side;
-
-struct TlbHierarchy {
-    Side side[2];
-    Tlb *stlb;
-    Tlb *stlb_for[2];            /* per side: the STLB, or NULL if it does not back it */
-    unsigned stlb_latency;
-    PdeCache *pde;
-    unsigned pde_entries;
-    Tlb *arrays[5];
-    unsigned narrays;
-    TlbStats stats;
-};
+#include "tlb/hier_priv.h"
 
 void tlb_hier_config_from_preset(TlbHierConfig *c, const Preset *p)
 {
@@ -128,20 +107,21 @@ void tlb_hier_free(TlbHierarchy *h)
 static void fill_array(TlbHierarchy *h, Tlb *t, const TlbEntry *e,
                        Access access, int cpl)
 {
-    TlbFillInfo fi;
     if (!t)
         return;
-    tlb_fill(t, e, access, cpl, &fi);
-    h->stats.evictions += fi.evicted + fi.superseded;
+    uint64_t ev0 = t->stats.evictions;
+    tlb_fill(t, e, access, cpl, NULL);
+    /* The array counts exactly the evicted entry and the superseded ones. */
+    h->stats.evictions += t->stats.evictions - ev0;
 }
 
 /* tlb_hier_lookup for everything but a first-level hit on the fast path
  * (tlb_hit_fast changed nothing, so this starts from scratch): the 4 KiB
  * array in full, the large-page array, the STLB, the miss. Out of line so
  * that the hit path needs no register saves for it. */
-static G_NO_INLINE TlbResult lookup_slow(TlbHierarchy *h, uint32_t lin,
-                                         Access access, int cpl, uint16_t pcid,
-                                         TlbEntry *out, unsigned *extra_cycles)
+TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
+                               int cpl, uint16_t pcid, TlbEntry *out,
+                               unsigned *extra_cycles)
 {
     unsigned side = access == ACCESS_EXEC;
     Side *sd = &h->side[side];
@@ -185,17 +165,12 @@ TlbResult tlb_hier_lookup(TlbHierarchy *h, uint32_t lin, Access access,
                           int cpl, uint16_t pcid, TlbEntry *out,
                           unsigned *extra_cycles)
 {
-    Tlb *t = h->side[access == ACCESS_EXEC].small;
-    const TlbEntry *e;
-    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast(t, lin, pcid, access, cpl)))) {
-        unsigned p = TLB_PRIV(cpl);
-        h->stats.lookups[access][p]++;
-        h->stats.hits[access][p]++;
+    const TlbEntry *e = tlb_hier_hit_fast(h, lin, access, cpl, pcid, extra_cycles);
+    if (G_LIKELY(e)) {
         *out = *e;
-        *extra_cycles = t->geom.hit_latency;
         return TLB_HIT;
     }
-    return lookup_slow(h, lin, access, cpl, pcid, out, extra_cycles);
+    return tlb_hier_lookup_rest(h, lin, access, cpl, pcid, out, extra_cycles);
 }
 
 void tlb_hier_fill(TlbHierarchy *h, Access access, int cpl, const TlbEntry *e)

@@ -29,11 +29,12 @@ typedef struct TlbPolicy {
     /* A lookup hit (set, way). NULL: hits do not change the order (FIFO,
      * random), and the hit path makes no call at all. */
     void (*touch)(void *state, unsigned set, unsigned way);
-    /* Optional fast path for policies whose touch is "stamp the way with
-     * the next tick of a clock" (true LRU): return the per-way stamp array
-     * (indexed set * ways + way) and set *clock to the clock, and a hit
-     * does `stamp[slot] = ++*clock` inline instead of calling touch. Same
-     * effect, no indirect call on the hit path. NULL: touch is called. */
+    /* Optional fast path for policies whose touch and insert are "stamp
+     * the way with the next tick of a clock" (true LRU): return the per-way
+     * stamp array (indexed set * ways + way) and set *clock to the clock,
+     * and hits and fills do `stamp[slot] = ++*clock` inline instead of
+     * calling touch and insert. Same effect, no indirect call. NULL: touch
+     * and insert are called. */
     uint64_t *(*stamps)(void *state, uint64_t **clock);
     /* A fill wrote (set, way). */
     void (*insert)(void *state, unsigned set, unsigned way);

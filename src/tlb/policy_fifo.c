@@ -1,38 +1,35 @@
 /* FIFO: the victim is the way filled longest ago; hits change nothing.
- * Kept as insertion stamps rather than a round-robin pointer, so that after
- * a flush has left holes (filled lowest-first by the array) the order is
- * still the order of insertion. */
+ * Kept as a list in insertion order (recency.h, touched on fills only)
+ * rather than a round-robin pointer, so that after a flush has left holes
+ * (filled lowest-first by the array) the order is still the order of
+ * insertion; both the fill and the victim are O(1). */
 #include "tlb/policy.h"
 
-typedef struct {
-    unsigned ways;
-    uint64_t clock;
-    uint64_t stamp[];            /* sets * ways: when each way was filled */
-} Fifo;
+#include "tlb/recency.h"
 
 static void *fifo_create(unsigned sets, unsigned ways, uint64_t seed)
 {
     (void)seed;
-    Fifo *s = g_malloc0(sizeof(Fifo) + (size_t)sets * ways * sizeof(uint64_t));
-    s->ways = ways;
-    return s;
+    TlbRecency *r = g_new0(TlbRecency, 1);
+    recency_init(r, sets, ways);
+    return r;
+}
+
+static void fifo_destroy(void *state)
+{
+    recency_free(state);
+    g_free(state);
 }
 
 static void fifo_insert(void *state, unsigned set, unsigned way)
 {
-    Fifo *s = state;
-    s->stamp[set * s->ways + way] = ++s->clock;
+    TlbRecency *r = state;
+    recency_touch(r, set, set * r->ways + way);
 }
 
 static unsigned fifo_victim(void *state, unsigned set)
 {
-    Fifo *s = state;
-    const uint64_t *st = &s->stamp[set * s->ways];
-    unsigned v = 0;
-    for (unsigned w = 1; w < s->ways; w++)
-        if (st[w] < st[v])
-            v = w;
-    return v;
+    return recency_last_way(state, set);
 }
 
 const TlbPolicy tlb_policy_fifo = {
@@ -40,7 +37,7 @@ const TlbPolicy tlb_policy_fifo = {
     .description = "first-in first-out (hits do not reorder)",
     .check = NULL,
     .create = fifo_create,
-    .destroy = g_free,
+    .destroy = fifo_destroy,
     .touch = NULL,
     .insert = fifo_insert,
     .victim = fifo_victim,

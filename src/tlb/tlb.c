@@ -84,10 +84,13 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
         for (unsigned i = 0; i < (1u << bits); i++)
             t->bucket[i] = NO_SLOT;
     }
+    t->vbits = g_new0(uint64_t, (geom->entries + 63) / 64);
+    t->set_valid = g_new0(uint16_t, sets);
     t->pstate = policy->create(sets, geom->ways, seed);
     t->touch = policy->touch;
     if (policy->stamps)
         t->stamps = policy->stamps(t->pstate, &t->clock);
+    t->hit_inline = t->stamps || !t->touch;
     return t;
 }
 
@@ -100,13 +103,15 @@ void tlb_free(Tlb *t)
     g_free(t->ent);
     g_free(t->bucket);
     g_free(t->next);
+    g_free(t->vbits);
+    g_free(t->set_valid);
     g_free(t->name);
     g_free(t);
 }
 
 /* ---- hash index ------------------------------------------------------ */
 
-static void index_link(Tlb *t, unsigned slot)
+static inline void index_link(Tlb *t, unsigned slot)
 {
     if (!t->bucket)
         return;
@@ -116,7 +121,7 @@ static void index_link(Tlb *t, unsigned slot)
     t->bucket[h] = (int16_t)slot;
 }
 
-static void index_unlink(Tlb *t, unsigned slot)
+static inline void index_unlink(Tlb *t, unsigned slot)
 {
     if (!t->bucket)
         return;
@@ -201,12 +206,44 @@ bool tlb_peek(const Tlb *t, uint32_t lin, uint16_t pcid, TlbEntry *out,
 
 /* ---- fill ------------------------------------------------------------ */
 
+/* The valid bitmap and per-set counts follow the tags' V bits. */
+static inline void mark_valid(Tlb *t, unsigned slot)
+{
+    t->vbits[slot / 64] |= 1ULL << (slot % 64);
+    t->set_valid[t->ent[slot].vpn & t->set_mask]++;
+}
+
+static inline void mark_invalid(Tlb *t, unsigned slot)
+{
+    t->vbits[slot / 64] &= ~(1ULL << (slot % 64));
+    t->set_valid[t->ent[slot].vpn & t->set_mask]--;
+}
+
 static void invalidate_slot(Tlb *t, unsigned slot)
 {
     g_assert(t->tag[slot].key & KEY_VALID);
     index_unlink(t, slot);
+    mark_invalid(t, slot);
     t->tag[slot] = (Tag){ 0, MASK_FULL };
     t->nvalid--;
+}
+
+/* The lowest invalid slot of the set starting at base, or NO_SLOT: a word
+ * of the valid bitmap at a time. */
+static int first_invalid(const Tlb *t, unsigned base)
+{
+    unsigned end = base + t->ways;
+    for (unsigned i = base; i < end;) {
+        unsigned b = i % 64, span = 64 - b;
+        uint64_t free = ~t->vbits[i / 64] >> b;
+        if (free) {
+            unsigned k = i + (unsigned)__builtin_ctzll(free);
+            if (k < i + span)
+                return k < end ? (int)k : NO_SLOT;
+        }
+        i += span;
+    }
+    return NO_SLOT;
 }
 
 /* Would the entry in slot and a new entry (key, global) answer the same
@@ -219,12 +256,38 @@ static bool duplicates(const Tlb *t, unsigned slot, uint64_t key, bool global)
     return global || t->ent[slot].global || k == key;
 }
 
+/* take_duplicates through the hash index: every entry of the same page is
+ * on the chain of (size, vpn), and in the new entry's set. */
+static int take_duplicates_hashed(Tlb *t, const TlbEntry *e, uint64_t key,
+                                  unsigned *extra)
+{
+    unsigned h = hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
+    int first = NO_SLOT;
+    for (int s = t->bucket[h]; s != NO_SLOT; s = t->next[s])
+        if (duplicates(t, (unsigned)s, key, e->global) && (first == NO_SLOT || s < first))
+            first = s;
+    if (first == NO_SLOT)
+        return NO_SLOT;
+    for (;;) {
+        int s = t->bucket[h];
+        while (s != NO_SLOT && (s == first || !duplicates(t, (unsigned)s, key, e->global)))
+            s = t->next[s];
+        if (s == NO_SLOT)
+            return first;
+        invalidate_slot(t, (unsigned)s);
+        (*extra)++;
+    }
+}
+
 /* Find the first duplicate of the new entry in its set and invalidate any
  * further ones (only possible after page tables changed a G bit). Returns
  * the slot to refresh or NO_SLOT; *extra counts the entries removed. */
-static int take_duplicates(Tlb *t, unsigned base, uint64_t key, bool global,
-                           unsigned *extra)
+static int take_duplicates(Tlb *t, unsigned base, const TlbEntry *e,
+                           uint64_t key, unsigned *extra)
 {
+    if (t->bucket)
+        return take_duplicates_hashed(t, e, key, extra);
+    bool global = e->global;
     int first = NO_SLOT;
     for (unsigned w = 0; w < t->ways; w++) {
         if (!duplicates(t, base + w, key, global))
@@ -243,7 +306,8 @@ bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
               TlbFillInfo *info)
 {
     g_assert(e->pcid <= TLB_PCID_MAX);
-    g_assert(tlb_holds(t, (TlbPageSize)e->page_size));
+    g_assert(t->sizes[0] == e->page_size ||
+             (t->nsizes > 1 && t->sizes[1] == e->page_size));
     uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
     g_assert(e->vpn < (1u << (32 - tlb_page_shift((TlbPageSize)e->page_size))));
     unsigned set = e->vpn & t->set_mask;
@@ -251,30 +315,38 @@ bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
     unsigned extra = 0;
     TlbFillInfo fi = { .set = set };
 
-    int slot = take_duplicates(t, base, key, e->global, &extra);
+    int slot = take_duplicates(t, base, e, key, &extra);
     if (slot != NO_SLOT) {
         fi.refreshed = true;
         invalidate_slot(t, (unsigned)slot);
     } else {
-        for (unsigned w = 0; w < t->ways && slot == NO_SLOT; w++)
-            if (!(t->tag[base + w].key & KEY_VALID))
-                slot = (int)(base + w);
+        if (t->set_valid[set] < t->ways)
+            slot = first_invalid(t, base);
         if (slot == NO_SLOT) {
             unsigned v = t->policy->victim(t->pstate, set);
             g_assert(v < t->ways);
             slot = (int)(base + v);
             fi.evicted = true;
-            fi.old = t->ent[slot];
-            invalidate_slot(t, (unsigned)slot);
+            if (info)
+                fi.old = t->ent[slot];
+            /* The slot stays valid in the same set: only the index moves
+             * (the tag and entry are overwritten below). */
+            index_unlink(t, (unsigned)slot);
         }
     }
     fi.way = (unsigned)slot - base;
     fi.superseded = extra;
     t->ent[slot] = *e;
     t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
-    t->nvalid++;
+    if (!fi.evicted) {
+        t->nvalid++;
+        mark_valid(t, (unsigned)slot);
+    }
     index_link(t, (unsigned)slot);
-    t->policy->insert(t->pstate, set, fi.way);
+    if (t->stamps)
+        t->stamps[slot] = ++*t->clock;
+    else
+        t->policy->insert(t->pstate, set, fi.way);
     t->stats.fills[access][TLB_PRIV(cpl)]++;
     t->stats.evictions += extra + (fi.evicted ? 1 : 0);
     if (info)
@@ -320,6 +392,7 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
     unsigned n = 0;
     for (unsigned s = 0; s < t->geom.entries; s++) {
         if ((t->tag[s].key & KEY_VALID) && !t->ent[s].global && t->ent[s].pcid == pcid) {
+            mark_invalid(t, s);
             t->tag[s] = (Tag){ 0, MASK_FULL };
             n++;
         }
@@ -335,6 +408,8 @@ unsigned tlb_flush_all(Tlb *t)
     unsigned n = t->nvalid;
     for (unsigned s = 0; s < t->geom.entries; s++)
         t->tag[s] = (Tag){ 0, MASK_FULL };
+    memset(t->vbits, 0, sizeof(uint64_t) * ((t->geom.entries + 63) / 64));
+    memset(t->set_valid, 0, sizeof(uint16_t) * t->sets);
     t->nvalid = 0;
     index_rebuild(t);
     count_flush(t, TLB_FLUSH_PGE, n);

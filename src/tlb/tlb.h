@@ -38,7 +38,12 @@
  * scans ways on a hit (bench/tlb). The index is a host-speed shortcut
  * only: it finds the entry a scan of the set would find (at most one can
  * match, see above), and no modelled count depends on it
- * (tests/tlb/test_model.c checks this against a naive model). */
+ * (tests/tlb/test_model.c checks this against a naive model). A fill does
+ * not scan either: duplicates are found through the index, the lowest
+ * invalid way through a valid bitmap (and not looked for in a full set),
+ * LRU keeps its oldest ways listed between scans (policy_lru.c) and FIFO
+ * an insertion-order list (recency.h), so a miss in the P4's 64-way DTLB
+ * no longer makes three passes over 64 ways. */
 #ifndef VMSPLIT_TLB_TLB_H
 #define VMSPLIT_TLB_TLB_H
 

@@ -1,7 +1,7 @@
 /* Private to src/tlb: the layout of a Tlb and its hit path as inline
  * functions, so that the hierarchy (hierarchy.c) probes its first-level
- * arrays without a call (TinyEMU's _priv.h pattern). Nothing outside
- * src/tlb includes this.
+ * arrays without a call (TinyEMU's _priv.h pattern). Outside src/tlb only
+ * src/mmu/mmu.c sees it, through hier_priv.h (the inline hit path).
  *
  * Layout: slot = set * ways + way. Each slot has a tag (key, mask) used by
  * the hit path and a TlbEntry payload. The key packs everything a lookup
@@ -59,9 +59,15 @@ struct Tlb {
     unsigned hash_shift;
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     uint64_t *clock;
+    bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);
     void *pstate;
     TlbStats stats;
+
+    /* Fill path. */
+    uint64_t *vbits;             /* bit per slot: valid (the tag's V bit),
+                                  * to find a set's lowest invalid way */
+    uint16_t *set_valid;         /* valid ways per set */
 
     /* Cold. */
     const TlbPolicy *policy;
@@ -141,7 +147,7 @@ TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
 }
 
 /* tlb_lookup (tlb.h) in full: every page size, misses, dirty misses,
- * policies without inline stamps. Out of line (tlb.c). */
+ * policies whose touch is a call. Out of line (tlb.c). */
 TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out);
 
@@ -151,24 +157,27 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
 G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
 /* The common hit, decided on a straight path: the first page size (4
- * KiB unless the array holds only large pages), a stamping policy (LRU),
- * no dirty walk needed. Returns the entry after counting the hit and
- * stamping it; or NULL having changed nothing, and the caller starts again
- * on its slow path (tlb_lookup_slow). Keeping the rare cases out of the
+ * KiB unless the array holds only large pages), a policy whose hit is a
+ * stamp (LRU) or nothing (FIFO, random), no dirty walk needed. Returns the entry after counting the hit and telling the
+ * policy; or NULL having changed nothing, and the caller starts again on
+ * its slow path (tlb_lookup_slow). Keeping the rare cases out of the
  * inlined code keeps the hit path free of register spills. */
 TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
                                      Access access, int cpl)
 {
     if (G_UNLIKELY(pcid > TLB_PCID_MAX))
         tlb_bad_pcid(pcid);
-    int s = probe_size(t, 0, lin, pcid);
-    if (G_UNLIKELY(s == NO_SLOT || !t->stamps ||
+    uint32_t vpn = lin >> t->shifts[0];
+    uint64_t key = t->key_base[0] | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
+    int s = find_slot(t, t->hash_salt[0], vpn, key);
+    if (G_UNLIKELY(s == NO_SLOT || !t->hit_inline ||
                    (access == ACCESS_WRITE && !t->ent[s].dirty)))
         return NULL;
     unsigned p = TLB_PRIV(cpl);
     t->stats.lookups[access][p]++;
     t->stats.hits[access][p]++;
-    t->stamps[s] = ++*t->clock;
+    if (t->stamps)
+        t->stamps[s] = ++*t->clock;
     return &t->ent[s];
 }
 

@@ -1,0 +1,60 @@
+/* The hierarchy's layout and its first-level hit path as an inline
+ * function, for src/mmu/mmu.c (the one caller on the simulator's hot path)
+ * and hierarchy.c. Everyone else uses hierarchy.h.
+ *
+ * tlb_hier_hit_fast does exactly what tlb_hier_lookup does on a hit in the
+ * side's 4 KiB array that needs no dirty walk (count the lookup and hit in
+ * the hierarchy and the array, tell the policy), and hands back a pointer
+ * to the entry instead of a copy. Anything else returns NULL having changed
+ * nothing; the caller then calls tlb_hier_lookup_rest, which is
+ * tlb_hier_lookup from scratch minus the fast path's probe. */
+#ifndef VMSPLIT_TLB_HIER_PRIV_H
+#define VMSPLIT_TLB_HIER_PRIV_H
+
+#include "tlb/hierarchy.h"
+#include "tlb/pde_cache.h"
+#include "tlb/tlb_priv.h"
+
+enum { SIDE_DATA = 0, SIDE_INSN = 1 };
+
+typedef struct {
+    Tlb *small;                  /* 4 KiB pages (and 2 MiB when shared) */
+    Tlb *large;                  /* separate 2 MiB array, or NULL */
+    Tlb *for_size[TLB_NPAGESIZES]; /* first-level array per page size, or NULL */
+} Side;
+
+struct TlbHierarchy {
+    Side side[2];
+    Tlb *stlb;
+    Tlb *stlb_for[2];            /* per side: the STLB, or NULL if it does not back it */
+    unsigned stlb_latency;
+    PdeCache *pde;
+    unsigned pde_entries;
+    Tlb *arrays[5];
+    unsigned narrays;
+    TlbStats stats;
+};
+
+/* See above. *extra_cycles as tlb_hier_lookup sets it on a hit. */
+TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
+                                          Access access, int cpl, uint16_t pcid,
+                                          unsigned *extra_cycles)
+{
+    Tlb *t = h->side[access == ACCESS_EXEC].small;
+    const TlbEntry *e;
+    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast(t, lin, pcid, access, cpl)))) {
+        unsigned p = TLB_PRIV(cpl);
+        h->stats.lookups[access][p]++;
+        h->stats.hits[access][p]++;
+        *extra_cycles = t->geom.hit_latency;
+        return e;
+    }
+    return NULL;
+}
+
+/* tlb_hier_lookup after tlb_hier_hit_fast returned NULL (hierarchy.c). */
+TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
+                               int cpl, uint16_t pcid, TlbEntry *out,
+                               unsigned *extra_cycles);
+
+#endif
