@@ -24,6 +24,20 @@ bool cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd)
     return true;
 }
 
+void cli_print_json(JsonBuilder *b)
+{
+    JsonGenerator *g = json_generator_new();
+    json_generator_set_pretty(g, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(g, root);
+    char *s = json_generator_to_data(g, NULL);
+    printf("%s\n", s);
+    g_free(s);
+    json_node_unref(root);
+    g_object_unref(g);
+    g_object_unref(b);
+}
+
 bool cli_parse_size(const char *s, uint64_t *out)
 {
     if (!s || !*s)

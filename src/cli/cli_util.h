@@ -18,6 +18,10 @@ int cli_fail(const char *cmd, GError *err);
  * return false. */
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd);
 
+/* Print the builder's root as pretty JSON on stdout and free the builder. */
+#include <json-glib/json-glib.h>
+void cli_print_json(JsonBuilder *b);
+
 /* Parse "64G", "896M", "4096K", "123" (bytes) into bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);
 

@@ -104,16 +104,7 @@ static void print_json(const Opts *o, const Preset *p, const char *name, Row *ro
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    JsonGenerator *g = json_generator_new();
-    json_generator_set_pretty(g, TRUE);
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(g, root);
-    char *s = json_generator_to_data(g, NULL);
-    printf("%s\n", s);
-    g_free(s);
-    json_node_unref(root);
-    g_object_unref(g);
-    g_object_unref(b);
+    cli_print_json(b);
 }
 
 int cmd_syscall(int argc, char **argv)

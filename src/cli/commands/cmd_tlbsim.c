@@ -111,16 +111,7 @@ static void print_json(TlbSim *s, const Opts *o, const char *trace)
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    JsonGenerator *g = json_generator_new();
-    json_generator_set_pretty(g, TRUE);
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(g, root);
-    char *str = json_generator_to_data(g, NULL);
-    printf("%s\n", str);
-    g_free(str);
-    json_node_unref(root);
-    g_object_unref(g);
-    g_object_unref(b);
+    cli_print_json(b);
 }
 
 static void print_csv(TlbSim *s, const Opts *o)
