@@ -84,11 +84,6 @@ void machine_set_body(Machine *m, MachineBodyFn fn, void *user)
     m->body_user = user;
 }
 
-bool machine_stub_symbol(const Machine *m, const char *name, uint32_t *addr)
-{
-    return elfload_symbol(m->stubs, name, addr) || elfload_symbol(m->user, name, addr);
-}
-
 /* ---- boot-time memory (not modelled: the machine is being built) ---- */
 
 static uint32_t ktext_va(const Machine *m) { return m->layout->page_offset + KTEXT_PHYS; }
@@ -408,23 +403,6 @@ bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages, bool w
             return false;
     }
     return true;
-}
-
-uint32_t machine_unmap_user(Machine *m, int task, uint32_t va, uint32_t npages)
-{
-    Task *t = &m->tasks[task];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < npages; i++) {
-        uint32_t a = va + i * PAGE_SIZE;
-        uint64_t f = pspace_unmap_user(t->ps, a);
-        if (!f)
-            continue;
-        kspace_free_frame(m->ks, f);
-        if (task == m->current)
-            mmu_invlpg(m->mmu, a);   /* flush_tlb_page; charged by the caller's profile */
-        n++;
-    }
-    return n;
 }
 
 /* ---- kernel-mode references made by the C bodies (modelled) ---- */

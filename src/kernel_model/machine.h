@@ -85,13 +85,9 @@ void machine_task_free(Machine *m, int task);    /* exit; not the current one */
 int machine_current(const Machine *m);
 unsigned machine_ntasks(const Machine *m);
 ProcSpace *machine_task_space(Machine *m, int task);
-/* Map pages user pages [va, va + n * 4 KiB) of a task (fresh frames). */
+/* Map user pages [va, va + n * 4 KiB) of a task (fresh frames). */
 bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages,
                       bool writable, GError **err);
-/* Unmap them, with INVLPG on the current task (as zap_page_range +
- * flush_tlb_range do for a few pages). Returns the pages unmapped. */
-uint32_t machine_unmap_user(Machine *m, int task, uint32_t va, uint32_t npages);
-
 /* Run one system call of the current task from user mode. Returns false if
  * the run did not come back to user mode (a guest fault: err says which,
  * with the vector, error code, CR2 and EIP). */
@@ -118,8 +114,5 @@ typedef struct {
     uint64_t guest_faults;
 } MachineCounts;
 const MachineCounts *machine_counts(const Machine *m);
-
-/* Address of a stub symbol (for tests and explanations). */
-bool machine_stub_symbol(const Machine *m, const char *name, uint32_t *addr);
 
 #endif

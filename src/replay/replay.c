@@ -389,6 +389,27 @@ out:
     return res;
 }
 
+static gpointer job_thread(gpointer data)
+{
+    ReplayJob *j = data;
+    j->result = replay_run(&j->cfg, j->trace, &j->err);
+    return NULL;
+}
+
+void replay_run_jobs(ReplayJob *jobs, size_t n, unsigned parallel)
+{
+    enum { MAX_THREADS = 16 };
+    parallel = CLAMP(parallel, 1u, (unsigned)MAX_THREADS);
+    for (size_t i = 0; i < n; i += parallel) {
+        GThread *t[MAX_THREADS];
+        size_t k = MIN((size_t)parallel, n - i);
+        for (size_t j = 0; j < k; j++)
+            t[j] = g_thread_new("replay", job_thread, &jobs[i + j]);
+        for (size_t j = 0; j < k; j++)
+            g_thread_join(t[j]);
+    }
+}
+
 void replay_result_free(ReplayResult *r)
 {
     if (!r)

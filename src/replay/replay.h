@@ -90,6 +90,17 @@ typedef struct {
 typedef struct ReplayResult ReplayResult;
 
 ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **err);
+
+/* Several replays, at most `parallel` at a time, each on its own thread
+ * (replays share nothing but read-only presets). Each job gets its result
+ * or its error. */
+typedef struct {
+    ReplayConfig cfg;
+    const char *trace;
+    ReplayResult *result;
+    GError *err;
+} ReplayJob;
+void replay_run_jobs(ReplayJob *jobs, size_t n, unsigned parallel);
 void replay_result_free(ReplayResult *r);
 
 const ReplayTotals *replay_totals(const ReplayResult *r);

@@ -34,41 +34,22 @@ typedef struct {
     int verdicts[3];             /* agrees, partly, disagrees */
 } Claim;
 
-/* ---- replays, two at a time ---- */
+/* ---- replays, in parallel ---- */
 
-typedef struct {
-    ReplayConfig rc;
-    const char *trace;
-    ReplayResult **out;
-    GError *err;
-} Job;
-
-static gpointer job_run(gpointer d)
+static bool run_jobs(ReplayJob *jobs, size_t n, int par, GError **err)
 {
-    Job *j = d;
-    *j->out = replay_run(&j->rc, j->trace, &j->err);
-    return NULL;
-}
-
-static bool run_jobs(Job *jobs, size_t n, int par, GError **err)
-{
-    for (size_t i = 0; i < n; i += (size_t)par) {
-        GThread *t[8];
-        size_t k = MIN((size_t)MIN(par, 8), n - i);
-        for (size_t j = 0; j < k; j++)
-            t[j] = g_thread_new("claim", job_run, &jobs[i + j]);
-        for (size_t j = 0; j < k; j++)
-            g_thread_join(t[j]);
-    }
+    replay_run_jobs(jobs, n, (unsigned)par);
+    bool ok = true;
     for (size_t i = 0; i < n; i++)
         if (jobs[i].err) {
-            g_propagate_prefixed_error(err, jobs[i].err, "%s (%s): ", jobs[i].trace,
-                                       jobs[i].rc.layout->name);
-            for (size_t k = i + 1; k < n; k++)
-                g_clear_error(&jobs[k].err);
-            return false;
+            if (ok)
+                g_propagate_prefixed_error(err, jobs[i].err, "%s (%s): ", jobs[i].trace,
+                                           jobs[i].cfg.layout->name);
+            else
+                g_clear_error(&jobs[i].err);
+            ok = false;
         }
-    return true;
+    return ok;
 }
 
 static char *gen_trace(Claim *c, const char *name, uint64_t count, double rate, GError **err)
@@ -134,18 +115,22 @@ static bool run_workloads(Claim *c, GError **err)
         g_ptr_array_add(c->wl, w);
     }
     size_t n = c->wl->len * 2;
-    Job *jobs = g_new0(Job, n);
+    ReplayJob *jobs = g_new0(ReplayJob, n);
     for (guint i = 0; i < c->wl->len; i++) {
         Workload *w = g_ptr_array_index(c->wl, i);
         for (int l = 0; l < 2; l++) {
-            Job *j = &jobs[2 * i + l];
-            j->rc = (ReplayConfig){ .preset = c->p4, .layout = layout_find(l ? "4g4g" : "3g1g"),
-                                    .ram = 4 * GiB };
+            ReplayJob *j = &jobs[2 * i + l];
+            j->cfg = (ReplayConfig){ .preset = c->p4, .layout = layout_find(l ? "4g4g" : "3g1g"),
+                                     .ram = 4 * GiB };
             j->trace = w->trace;
-            j->out = &w->r[l];
         }
     }
     bool ok = run_jobs(jobs, n, c->cfg->jobs, err);
+    for (guint i = 0; i < c->wl->len; i++) {
+        Workload *w = g_ptr_array_index(c->wl, i);
+        w->r[0] = jobs[2 * i].result;      /* freed with the workload, */
+        w->r[1] = jobs[2 * i + 1].result;  /* also after an error */
+    }
     g_free(jobs);
     return ok;
 }
@@ -357,8 +342,7 @@ static bool statement_kpti(Claim *c, FILE *out, FILE *csv, GError **err)
      * user work between calls grows as the rate falls. */
     double span = c->cfg->quick ? 0.005 : 0.02;
     char **traces = g_new0(char *, nr);
-    ReplayResult **res = g_new0(ReplayResult *, nr * 4);
-    Job *jobs = g_new0(Job, nr * 4);
+    ReplayJob *jobs = g_new0(ReplayJob, nr * 4);
     bool ok = true;
     for (size_t i = 0; ok && i < nr; i++) {
         GenOptions o;
@@ -371,9 +355,9 @@ static bool statement_kpti(Claim *c, FILE *out, FILE *csv, GError **err)
         g_free(file);
         ok = gen_write(gen_find("null"), &o, traces[i], err);
         for (int l = 0; l < 4; l++)
-            jobs[i * 4 + l] = (Job){ .rc = { .preset = c->skylake, .layout = layout_find(layouts[l]),
-                                             .ram = 4 * GiB },
-                                     .trace = traces[i], .out = &res[i * 4 + l] };
+            jobs[i * 4 + l] = (ReplayJob){ .cfg = { .preset = c->skylake,
+                                                    .layout = layout_find(layouts[l]), .ram = 4 * GiB },
+                                           .trace = traces[i] };
     }
     ok = ok && run_jobs(jobs, nr * 4, c->cfg->jobs, err);
     double at50 = 0;
@@ -384,9 +368,9 @@ static bool statement_kpti(Claim *c, FILE *out, FILE *csv, GError **err)
         double px = 0, py = 0;
         for (int l = 1; l < 4; l++)
             for (size_t i = 0; i < nr; i++) {
-                double base = (double)replay_totals(res[i * 4])->cycles;
-                double o = 100.0 * ((double)replay_totals(res[i * 4 + l])->cycles - base) / base;
-                double x = rate_of(res[i * 4]);
+                double base = (double)replay_totals(jobs[i * 4].result)->cycles;
+                double o = 100.0 * ((double)replay_totals(jobs[i * 4 + l].result)->cycles - base) / base;
+                double x = rate_of(jobs[i * 4].result);
                 fprintf(csv, "null,%s,%s,%.1f,%.4f\n", layouts[l], c->skylake->name, x, o);
                 /* kpti at 50 000 syscalls/s: linear between the two rates
                  * that bracket it (the nearest end if none does). */
@@ -406,11 +390,10 @@ static bool statement_kpti(Claim *c, FILE *out, FILE *csv, GError **err)
                   "PAE KPTI (a modern core's figures; kpti-pcid is a what-if on i686)", at50);
     }
     for (size_t i = 0; i < nr * 4; i++)
-        replay_result_free(res[i]);
+        replay_result_free(jobs[i].result);
     for (size_t i = 0; i < nr; i++)
         g_free(traces[i]);
     g_free(traces);
-    g_free(res);
     g_free(jobs);
     return ok;
 }

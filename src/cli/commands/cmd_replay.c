@@ -64,20 +64,6 @@ static void print_json_results(ReplayResult **r, size_t n, const char *trace)
     cli_print_json(b);
 }
 
-typedef struct {
-    ReplayConfig cfg;
-    const char *trace;
-    ReplayResult *res;
-    GError *err;
-} Job;
-
-static gpointer job_run(gpointer data)
-{
-    Job *j = data;
-    j->res = replay_run(&j->cfg, j->trace, &j->err);
-    return NULL;
-}
-
 /* stdin can be read once: compare copies it to a temporary file. */
 static char *spool_stdin(GError **err)
 {
@@ -115,7 +101,7 @@ static int run(int argc, char **argv, bool compare)
     int rc = VMS_EXIT_USAGE;
     Preset *p = NULL;
     char *spooled = NULL, *stub_obj = NULL;
-    Job *jobs = NULL;
+    ReplayJob *jobs = NULL;
     char **names = NULL;
     size_t n = 0;
     GError *err = NULL;
@@ -161,7 +147,7 @@ static int run(int argc, char **argv, bool compare)
         rc = cli_fail(cmd, err);
         goto out;
     }
-    jobs = g_new0(Job, n);
+    jobs = g_new0(ReplayJob, n);
     for (size_t i = 0; i < n; i++) {
         const Layout *l = layout_lookup(names[i], &err);
         if (!l) {
@@ -174,16 +160,9 @@ static int run(int argc, char **argv, bool compare)
                                       .progress = !o.no_progress && n == 1 };
         jobs[i].trace = spooled ? spooled : trace;
     }
-    for (size_t i = 0; i < n; i += (size_t)o.jobs) {
-        GThread *th[16];
-        size_t k = MIN((size_t)MIN(o.jobs, 16), n - i);
-        for (size_t j = 0; j < k; j++)
-            th[j] = g_thread_new("replay", job_run, &jobs[i + j]);
-        for (size_t j = 0; j < k; j++)
-            g_thread_join(th[j]);
-    }
+    replay_run_jobs(jobs, n, (unsigned)o.jobs);
     for (size_t i = 0; i < n; i++)
-        if (!jobs[i].res) {
+        if (!jobs[i].result) {
             g_prefix_error(&jobs[i].err, "%s: ", names[i]);
             rc = g_error_matches(jobs[i].err, G_IO_ERROR, G_IO_ERROR_FAILED) ? VMS_EXIT_FAULT : VMS_EXIT_USAGE;
             fprintf(stderr, "vmsplit %s: %s\n", cmd, jobs[i].err->message);
@@ -191,7 +170,7 @@ static int run(int argc, char **argv, bool compare)
         }
     ReplayResult **res = g_new(ReplayResult *, n);
     for (size_t i = 0; i < n; i++)
-        res[i] = jobs[i].res;
+        res[i] = jobs[i].result;
     if (o.json)
         print_json_results(res, n, trace);
     else if (o.csv)
@@ -205,7 +184,7 @@ static int run(int argc, char **argv, bool compare)
     rc = VMS_EXIT_OK;
 out:
     for (size_t i = 0; jobs && i < n; i++) {
-        replay_result_free(jobs[i].res);
+        replay_result_free(jobs[i].result);
         g_clear_error(&jobs[i].err);
     }
     g_free(jobs);
