@@ -219,15 +219,31 @@ bool cpu_load_tr(Cpu *c, uint16_t sel, uint8_t *vec, uint32_t *err)
     return api_result(c, pm_ltr(c, sel), vec, err);
 }
 
+/* The size of the next piece of a kernel copy at lin with n bytes left:
+ * the largest of 4, 2, 1 that is naturally aligned at lin and fits (so a
+ * piece never crosses a page), as the kernel's dword loads and stores or
+ * `rep movsl` with its byte tail would touch the memory: one modelled
+ * reference per piece, not one per byte. */
+static unsigned linear_piece(uint32_t lin, size_t n)
+{
+    if (n >= 4 && (lin & 3) == 0)
+        return 4;
+    if (n >= 2 && (lin & 1) == 0)
+        return 2;
+    return 1;
+}
+
 bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 {
     uint8_t *p = buf;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n;) {
+        unsigned size = linear_piece(lin + (uint32_t)k, n - k);
         uint32_t v;
         MmuFault f;
-        if (!mmu_read(c->mmu, lin + (uint32_t)k, 1, ACCESS_READ, 0, &v, &f))
+        if (!mmu_read(c->mmu, lin + (uint32_t)k, size, ACCESS_READ, 0, &v, &f))
             return false;
-        p[k] = (uint8_t)v;
+        memcpy(p + k, &v, size);       /* little-endian host, as the guest */
+        k += size;
     }
     return true;
 }
@@ -235,10 +251,14 @@ bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
 {
     const uint8_t *p = buf;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n;) {
+        unsigned size = linear_piece(lin + (uint32_t)k, n - k);
+        uint32_t v = 0;
         MmuFault f;
-        if (!mmu_write(c->mmu, lin + (uint32_t)k, 1, 0, p[k], &f))
+        memcpy(&v, p + k, size);
+        if (!mmu_write(c->mmu, lin + (uint32_t)k, size, 0, v, &f))
             return false;
+        k += size;
     }
     return true;
 }

@@ -243,7 +243,9 @@ void cpu_set_idtr(Cpu *cpu, uint32_t base, uint16_t limit);
 bool cpu_load_tr(Cpu *cpu, uint16_t sel, uint8_t *vec, uint32_t *err);
 
 /* Guest linear memory as the kernel would touch it (supervisor references
- * through the MMU, modelled and counted). Return false on a fault. */
+ * through the MMU, modelled and counted): naturally aligned pieces of 4, 2
+ * or 1 bytes, one reference each, as dword loads/stores or `rep movsl`
+ * with a byte tail would make. Return false on a fault. */
 bool cpu_read_linear(Cpu *cpu, uint32_t lin, void *buf, size_t n);
 bool cpu_write_linear(Cpu *cpu, uint32_t lin, const void *buf, size_t n);
 

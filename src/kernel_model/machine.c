@@ -491,15 +491,16 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
     (void)port, (void)size;
     Machine *m = user;
     if (val == HC_SYSCALL) {
-        /* The syscall's number and arguments, as the C entry reads them
-         * from the saved frame (modelled stack reads). */
-        uint32_t esp = cpu_reg(cpu, REG_ESP), regs[PT_NREGS];
-        if (!cpu_read_linear(cpu, esp, regs, sizeof regs))
+        /* The syscall's number and its six arguments, as the C entry
+         * reads them from the saved frame: seven modelled dword loads
+         * (EBX..EBP are contiguous at the bottom of the frame). */
+        uint32_t esp = cpu_reg(cpu, REG_ESP), args[6], nr;
+        G_STATIC_ASSERT(PT_EBX == 0 && PT_EBP == 5);
+        if (!cpu_read_linear(cpu, esp, args, sizeof args) ||
+            !cpu_read_linear(cpu, esp + 4 * PT_ORIG_EAX, &nr, sizeof nr))
             return PORT_OK;          /* the fault was delivered */
-        uint32_t args[6] = { regs[PT_EBX], regs[PT_ECX], regs[PT_EDX],
-                             regs[PT_ESI], regs[PT_EDI], regs[PT_EBP] };
         m->counts.syscalls++;
-        uint32_t ret = m->body ? m->body(m, regs[PT_ORIG_EAX], args, m->body_user) : 0;
+        uint32_t ret = m->body ? m->body(m, nr, args, m->body_user) : 0;
         cpu_set_reg(cpu, REG_EAX, ret);
     } else if (val == HC_IRQ) {
         m->counts.irqs++;
