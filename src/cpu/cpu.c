@@ -42,6 +42,7 @@ Cpu *cpu_new(Mmu *mmu, const Preset *preset)
     c->ports = g_array_new(FALSE, FALSE, sizeof(PortRange));
     c->dcache_on = true;
     c->dcache = g_new0(DcEntry, 1u << DCACHE_BITS);
+    c->blocks = g_new0(Block, 1u << BLOCK_BITS);
     cpu_reset(c);
     return c;
 }
@@ -52,6 +53,7 @@ void cpu_free(Cpu *c)
         return;
     g_array_free(c->ports, TRUE);
     g_free(c->dcache);
+    g_free(c->blocks);
     g_free(c);
 }
 
@@ -84,6 +86,7 @@ void cpu_reset(Cpu *c)
     memset(&c->triple, 0, sizeof c->triple);
     if (c->dcache)
         memset(c->dcache, 0, sizeof(DcEntry) << DCACHE_BITS);
+    cpu_blocks_reset(c);
 }
 
 Mmu *cpu_mmu(Cpu *c) { return c->mmu; }
@@ -251,6 +254,7 @@ bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
 {
     const uint8_t *p = buf;
+    c->block_exit = true;            /* it may be code (see block.c) */
     for (size_t k = 0; k < n;) {
         unsigned size = linear_piece(lin + (uint32_t)k, n - k);
         uint32_t v = 0;
@@ -350,7 +354,7 @@ static inline int fetch_insn(Cpu *c, Insn *tmp, const Insn **out)
 /* ---- the run loop ---- */
 
 /* Deliver the exception raised by the instruction at EIP. */
-static int take_exception(Cpu *c)
+int cpu_take_exception(Cpu *c)
 {
     c->fetch_blk = FETCH_NONE;
     return pm_deliver(c, c->exc.vec, c->exc.has_err, c->exc.err, CPU_EV_EXCEPTION);
@@ -397,7 +401,7 @@ static inline int step(Cpu *c)
             return rc;
         }
     }
-    return take_exception(c);
+    return cpu_take_exception(c);
 }
 
 static inline bool at_breakpoint(const Cpu *c)
@@ -413,7 +417,7 @@ CpuStop cpu_run(Cpu *c, uint64_t max_insns)
     c->stop_req = CPU_STOP_NONE;
     /* The budget counts steps (see cpu.h), so that a guest stuck in a fault
      * loop or a 4-billion-iteration REP stops too. */
-    for (uint64_t n = 0; n < max_insns; n++) {
+    for (uint64_t n = 0; n < max_insns;) {
         if (UNLIKELY(c->pending)) {
             int rc = handle_pending(c);
             if (rc == XR_STOP)
@@ -423,6 +427,28 @@ CpuStop cpu_run(Cpu *c, uint64_t max_insns)
         }
         if (UNLIKELY(c->nbp) && n > 0 && at_breakpoint(c))
             return CPU_STOP_BREAKPOINT;
+        if (LIKELY(c->dcache_on)) {
+            /* The fetch reference for EIP, as fetch_insn would make it,
+             * then the decoded block there if there is one (block.c). */
+            uint32_t lin = c->seg[SEG_CS].base + c->eip;
+            if ((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk && cpu_fetch_ref(c, lin) != XR_OK) {
+                n++;
+                if (cpu_take_exception(c) == XR_STOP)
+                    return c->stop_req;
+                continue;
+            }
+            if (UNLIKELY(!c->fetch_host))
+                c->fetch_host = physmem_frame_peek(c->pm, c->fetch_pa);
+            int rc;
+            uint64_t k = cpu_run_block(c, max_insns - n, &rc);
+            if (k) {
+                n += k;
+                if (rc == XR_STOP)
+                    return c->stop_req;
+                continue;
+            }
+        }
+        n++;
         if (UNLIKELY(step(c) == XR_STOP))
             return c->stop_req;
     }
@@ -435,6 +461,9 @@ void cpu_set_breakpoints(Cpu *c, const uint32_t *eips, unsigned n)
     for (unsigned i = 0; i < n; i++)
         c->bp[i] = eips[i];
     c->nbp = n;
+    c->bp_filter = 0;
+    for (unsigned i = 0; i < n; i++)
+        c->bp_filter |= 1ull << (eips[i] & 63);
 }
 
 CpuStop cpu_step(Cpu *c)

@@ -107,6 +107,30 @@ typedef struct {
 
 #define DCACHE_BITS 15
 
+/* ---- decoded blocks (block.c) ----
+ *
+ * A host-speed shortcut over the per-instruction decoded cache: the
+ * straight-line run of instructions starting at one EIP in one page,
+ * decoded once (without modelled references), checked against memory once
+ * per entry, then executed one after another with the same fetch
+ * references, counts and cycles as single steps would make
+ * (tests/cpu/test_cpu_dcache.c compares every statistic with the caches
+ * off). The run leaves the block at anything a straight line cannot
+ * assume: a taken jump, a fault, a pending event, a fetch block that maps
+ * to another frame, a write that may have touched code (Cpu.block_exit). */
+#define BLOCK_INSNS 16
+#define BLOCK_BYTES 96
+#define BLOCK_BITS 11
+
+typedef struct {
+    uint64_t tag;                /* physical address of the first byte + 1; 0 = empty */
+    uint32_t eip;                /* EIP it was decoded at (breakpoints, fetch blocks) */
+    uint8_t n;                   /* instructions */
+    uint8_t len;                 /* bytes */
+    uint8_t bytes[BLOCK_BYTES];  /* what they were decoded from */
+    Insn insn[BLOCK_INSNS];
+} Block;
+
 /* ---- pending events ---- */
 
 #define PEND_IRQ (1u << 0)
@@ -171,6 +195,9 @@ struct Cpu {
 
     bool dcache_on;
     DcEntry *dcache;
+    Block *blocks;
+    uint64_t bp_filter;          /* bit (eip & 63) of every breakpoint */
+    bool block_exit;             /* a running block must stop after this insn */
 
     GArray *ports;               /* PortRange */
     CpuEventHook hook;
@@ -264,8 +291,13 @@ static inline int mem_write(Cpu *c, int seg, uint32_t off, unsigned size, uint32
         if (UNLIKELY(!p))
             return cpu_raise_mmu(c, &f);
         memcpy(p, &v, size);
+        /* A store into the page code is running from: a decoded block
+         * may hold the old bytes (self-modifying code). */
+        if (UNLIKELY((uintptr_t)p - (uintptr_t)c->fetch_host < PAGE_SIZE))
+            c->block_exit = true;
         return XR_OK;
     }
+    c->block_exit = true;            /* crossing a page: rare, assume code */
     if (UNLIKELY(!mmu_write(c->mmu, lin, size, c->cpl, v, &f)))
         return cpu_raise_mmu(c, &f);
     return XR_OK;
@@ -380,8 +412,24 @@ static inline bool cpu_cf(const Cpu *c)
 int cpu_decode(Cpu *c, uint32_t eip, Insn *out);
 /* Make the fetch reference for the block holding linear address lin. */
 int cpu_fetch_ref(Cpu *c, uint32_t lin);
+/* Decode the instruction at eip from page (the host bytes of the page it
+ * starts in) without modelled references: XR_OK, or nonzero when it does
+ * not decode or does not end in that page (nothing to report: the caller
+ * falls back to cpu_decode, which raises what the hardware would). */
+int cpu_decode_quiet(Cpu *c, uint32_t eip, const uint8_t *page, Insn *out);
 /* exec_fast.c: switch a decoded Insn to a specialised handler if one fits. */
 void cpu_specialize(Insn *d);
+
+/* ---- cpu.c / block.c ---- */
+
+/* Deliver the exception the instruction at EIP raised (cpu.c). */
+int cpu_take_exception(Cpu *c);
+/* Run the decoded block at EIP, at most budget instructions (budget >= 1),
+ * after the fetch reference for EIP's block was made and with nothing
+ * pending. Returns the steps taken (0: no block here, nothing done; run a
+ * single step) and sets *rc to XR_OK or XR_STOP. */
+uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc);
+void cpu_blocks_reset(Cpu *c);
 
 /* ---- protmode.c ---- */
 

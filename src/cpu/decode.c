@@ -267,6 +267,7 @@ int cpu_fetch_ref(Cpu *c, uint32_t lin)
 typedef struct {
     Cpu *c;
     uint32_t start, pos;         /* offsets in CS */
+    const uint8_t *host;         /* quiet mode: the page's bytes, no references */
 } Fetcher;
 
 static int fetch8(Fetcher *f, uint32_t *out)
@@ -274,6 +275,14 @@ static int fetch8(Fetcher *f, uint32_t *out)
     Cpu *c = f->c;
     if (f->pos - f->start >= 15)
         return cpu_gp0(c);       /* longer than 15 bytes (SDM Vol. 2A §2.3.11) */
+    if (f->host) {               /* cpu_decode_quiet: stay in the page */
+        uint32_t lin = c->seg[SEG_CS].base + f->pos;
+        if ((lin ^ (c->seg[SEG_CS].base + f->start)) & ~(PAGE_SIZE - 1))
+            return XR_FAULT;
+        *out = f->host[lin & (PAGE_SIZE - 1)];
+        f->pos++;
+        return XR_OK;
+    }
     const SegCache *cs = &c->seg[SEG_CS];
     if (UNLIKELY(!(cs->flags & SEGF_FLAT_R) && f->pos > cs->limit))
         return cpu_gp0(c);
@@ -402,9 +411,9 @@ static int decode_immediates(Fetcher *f, Insn *d, unsigned flags, unsigned opsiz
     return XR_OK;
 }
 
-int cpu_decode(Cpu *c, uint32_t eip, Insn *d)
+static int decode_with(Cpu *c, Fetcher f, Insn *d)
 {
-    Fetcher f = { c, eip, eip };
+    uint32_t eip = f.start;
     memset(d, 0, sizeof *d);
     Prefixes px;
     uint32_t b;
@@ -461,4 +470,14 @@ int cpu_decode(Cpu *c, uint32_t eip, Insn *d)
     d->cost = cost_cycles(c, cost);
     cpu_specialize(d);
     return XR_OK;
+}
+
+int cpu_decode(Cpu *c, uint32_t eip, Insn *d)
+{
+    return decode_with(c, (Fetcher){ c, eip, eip, NULL }, d);
+}
+
+int cpu_decode_quiet(Cpu *c, uint32_t eip, const uint8_t *page, Insn *d)
+{
+    return decode_with(c, (Fetcher){ c, eip, eip, page }, d);
 }

@@ -36,6 +36,7 @@ int cpu_port_in(Cpu *c, uint16_t port, unsigned size, uint32_t *v)
     *v = size_mask(size);                /* unconnected: all ones */
     if (!r || !r->in)
         return XR_OK;
+    c->block_exit = true;                /* a hook may write memory (block.c) */
     PortResult pr = r->in(c, port, size, v, r->user);
     *v &= size_mask(size);
     return port_result(c, pr);
@@ -46,5 +47,6 @@ int cpu_port_out(Cpu *c, uint16_t port, unsigned size, uint32_t v)
     const PortRange *r = port_find(c, port);
     if (!r || !r->out)
         return XR_OK;
+    c->block_exit = true;                /* a hook may write memory (block.c) */
     return port_result(c, r->out(c, port, size, v & size_mask(size), r->user));
 }

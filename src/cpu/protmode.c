@@ -65,6 +65,7 @@ int mem_read_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t *v)
 int mem_write_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t v)
 {
     MmuFault f;
+    c->block_exit = true;            /* it may be code (see block.c) */
     if (!mmu_write(c->mmu, lin, size, 0, v, &f))
         return cpu_raise_mmu(c, &f);
     return XR_OK;

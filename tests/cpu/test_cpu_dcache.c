@@ -202,6 +202,48 @@ START_TEST(test_remap_and_rewrite)
 }
 END_TEST
 
+/* A breakpoint inside straight-line code the core has already run (and
+ * decoded as one block): the run stops before it, as it does with the
+ * caches off, and goes on from there when it is removed. */
+START_TEST(test_breakpoint_in_block)
+{
+    for (int on = 0; on < 2; on++) {
+        PhysMem *pm = physmem_new();
+        Mmu *m = mmu_new(pm, NULL);
+        Cpu *c = cpu_new(m, NULL);
+        cpu_set_decode_cache(c, on);
+        /* mov eax, 1; mov ebx, 2; mov ecx, 3; hlt (at 0x10000, 0x10005, 0x1000a, 0x1000f) */
+        const uint8_t code[] = { 0xB8, 1, 0, 0, 0, 0xBB, 2, 0, 0, 0, 0xB9, 3, 0, 0, 0, 0xF4 };
+        physmem_write(pm, 0x20000, code, sizeof code);
+        physmem_write64(pm, 0x100000, 0x101000 | 1);
+        physmem_write64(pm, 0x101000, 0x102000 | 3);
+        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
+        uint8_t vec;
+        uint32_t err;
+        ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
+        ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
+        ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+        ck_assert_uint_eq(run_at(c, 0x10000), 1);
+        cpu_set_reg(c, REG_EBX, 0);
+        cpu_set_reg(c, REG_ECX, 0);
+        uint32_t bp = 0x1000a;
+        cpu_set_breakpoints(c, &bp, 1);
+        cpu_set_eip(c, 0x10000);
+        ck_assert_int_eq(cpu_run(c, 100), CPU_STOP_BREAKPOINT);
+        ck_assert_uint_eq(cpu_eip(c), 0x1000a);
+        ck_assert_uint_eq(cpu_reg(c, REG_EBX), 2);
+        ck_assert_uint_eq(cpu_reg(c, REG_ECX), 0);
+        ck_assert_uint_eq(cpu_insns(c), 4 + 2);
+        cpu_set_breakpoints(c, NULL, 0);
+        ck_assert_int_eq(cpu_run(c, 100), CPU_STOP_HLT);
+        ck_assert_uint_eq(cpu_reg(c, REG_ECX), 3);
+        cpu_free(c);
+        mmu_free(m);
+        physmem_free(pm);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     objects = argv + 1;
@@ -217,6 +259,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(t, 120);
     tcase_add_loop_test(t, test_same_figures, 0, n_objects);
     tcase_add_test(t, test_self_modifying);
+    tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_remap_and_rewrite);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

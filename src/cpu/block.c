@@ -1,0 +1,152 @@
+/* Decoded blocks: a host-speed shortcut that changes no modelled figure
+ * (see cpu_priv.h). What a single step does per instruction -- find the
+ * decoded instruction by hashing its physical address and compare its
+ * bytes with memory -- a block does once per entry for up to BLOCK_INSNS
+ * instructions. The modelled work is untouched: the same fetch reference
+ * for every 16-byte block an instruction reaches, the same handlers, the
+ * same retire accounting as step() in cpu.c.
+ *
+ * Why the shortcut stays exact:
+ *   - bytes: checked against memory at every entry; a store during the
+ *     block into the page it runs from sets Cpu.block_exit (mem_write), as
+ *     do writes the core cannot see the target of (crossing a page,
+ *     supervisor writes, port I/O whose hooks may write memory);
+ *   - fetch references: made exactly where single steps make them (when an
+ *     instruction's first or last byte is in a block other than
+ *     Cpu.fetch_blk); if one lands in another frame (a remapping), the run
+ *     leaves the block and the single step goes on from there without
+ *     repeating the reference;
+ *   - control flow: any instruction that does not fall through (a taken
+ *     jump clears fetch_blk), faults, asks to stop, or leaves an event
+ *     pending ends the run; REP instructions between chunks too;
+ *   - breakpoints: the run leaves the block before an instruction at a
+ *     breakpoint (a one-word filter first, so that the run loop's check
+ *     costs a shift per instruction). */
+#include "cpu/cpu_priv.h"
+
+static inline Block *block_slot(Cpu *c, uint64_t pa)
+{
+    return &c->blocks[(pa ^ (pa >> BLOCK_BITS) ^ (pa >> 2 * BLOCK_BITS)) &
+                      ((1u << BLOCK_BITS) - 1)];
+}
+
+void cpu_blocks_reset(Cpu *c)
+{
+    if (c->blocks)
+        memset(c->blocks, 0, sizeof(Block) << BLOCK_BITS);
+}
+
+static bool is_breakpoint(const Cpu *c, uint32_t eip)
+{
+    for (unsigned i = 0; i < c->nbp; i++)
+        if (c->bp[i] == eip)
+            return true;
+    return false;
+}
+
+/* Instructions after which nothing falls through: decoding past them would
+ * only fill the block with bytes that are not run from here. */
+static bool ends_block(InsnFn fn)
+{
+    return fn == h_jmp_rel || fn == h_jmp_rm || fn == h_jmp_far || fn == h_jmp_far_m ||
+           fn == h_call_rel || fn == h_call_rm || fn == h_call_far || fn == h_call_far_m ||
+           fn == h_ret || fn == h_retf || fn == h_iret || fn == h_int || fn == h_int3 ||
+           fn == h_sysenter || fn == h_sysexit || fn == h_hlt || fn == h_ud;
+}
+
+/* Decode the block at eip (physical pa, in the page at host). */
+static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8_t *host)
+{
+    uint32_t off0 = (c->seg[SEG_CS].base + eip) & (PAGE_SIZE - 1);
+    unsigned n = 0, len = 0;
+    while (n < BLOCK_INSNS) {
+        Insn d;
+        if (cpu_decode_quiet(c, eip + len, host, &d) != XR_OK || len + d.len > BLOCK_BYTES)
+            break;
+        b->insn[n++] = d;
+        len += d.len;
+        if (ends_block(d.fn))
+            break;
+    }
+    if (n == 0)
+        return false;
+    memcpy(b->bytes, host + off0, len);
+    b->tag = pa + 1;
+    b->eip = eip;
+    b->n = (uint8_t)n;
+    b->len = (uint8_t)len;
+    return true;
+}
+
+/* The fetch reference for the block holding lin, if it is not the current
+ * one. false: stop running the block (a fault is pending in c->exc when
+ * *fault, else the reference went to another frame). */
+static inline bool block_fetch(Cpu *c, uint32_t lin, uint64_t frame, bool *fault)
+{
+    if (LIKELY((lin & ~(FETCH_BLOCK - 1)) == c->fetch_blk))
+        return true;
+    if (UNLIKELY(cpu_fetch_ref(c, lin) != XR_OK)) {
+        *fault = true;
+        return false;
+    }
+    return c->fetch_pa == frame && c->fetch_host;
+}
+
+uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
+{
+    const SegCache *cs = &c->seg[SEG_CS];
+    *rc = XR_OK;
+    if (UNLIKELY(!(cs->flags & SEGF_FLAT_R) || !c->fetch_host))
+        return 0;
+    uint32_t eip0 = c->eip, lin0 = cs->base + eip0;
+    uint32_t off0 = lin0 & (PAGE_SIZE - 1);
+    uint64_t frame = c->fetch_pa, pa = frame | off0;
+    const uint8_t *host = c->fetch_host;
+    Block *b = block_slot(c, pa);
+    if (b->tag != pa + 1 || b->eip != eip0 ||
+        memcmp(b->bytes, host + off0, b->len) != 0) {
+        if (!block_build(c, b, pa, eip0, host))
+            return 0;
+    }
+    c->block_exit = false;
+    uint64_t steps = 0;
+    uint32_t lin = lin0;
+    unsigned n = MIN((uint64_t)b->n, budget);
+    for (unsigned k = 0; k < n; k++) {
+        const Insn *in = &b->insn[k];
+        if (k > 0 && UNLIKELY((c->bp_filter >> (c->eip & 63)) & 1) && is_breakpoint(c, c->eip))
+            return steps;
+        bool fault = false;
+        if (!block_fetch(c, lin, frame, &fault) ||
+            !block_fetch(c, lin + in->len - 1, frame, &fault)) {
+            if (fault) {
+                steps++;
+                *rc = cpu_take_exception(c);
+            }
+            return steps;
+        }
+        uint64_t user = c->cpl == 3;
+        c->next_eip = c->eip + in->len;
+        int r = in->fn(c, in);
+        steps++;
+        if (UNLIKELY(r == XR_AGAIN))
+            return steps;
+        if (UNLIKELY(r == XR_FAULT)) {
+            *rc = cpu_take_exception(c);
+            return steps;
+        }
+        uint32_t fall = c->eip + in->len;
+        c->eip = c->next_eip;
+        c->insns++;
+        c->insns_user += user;
+        c->cycles += in->cost;
+        if (UNLIKELY(r == XR_STOP)) {
+            *rc = XR_STOP;
+            return steps;
+        }
+        if (c->eip != fall || c->fetch_blk == FETCH_NONE || c->pending || c->block_exit)
+            return steps;
+        lin += in->len;
+    }
+    return steps;
+}
