@@ -134,14 +134,21 @@ static inline void index_unlink(Tlb *t, unsigned slot)
     *p = t->next[slot];
 }
 
+/* Visit the valid slots, a word of the valid bitmap at a time: flushes
+ * run on every CR3 write of the 4G/4G and KPTI layouts, and most arrays are
+ * mostly empty or mostly dropped by then. fn may invalidate the slot. */
+#define FOR_EACH_VALID(t, s)                                                  \
+    for (unsigned w_ = 0; w_ < ((t)->geom.entries + 63) / 64; w_++)           \
+        for (uint64_t b_ = (t)->vbits[w_]; b_; b_ &= b_ - 1)                  \
+            for (unsigned s = w_ * 64 + (unsigned)__builtin_ctzll(b_), o_ = 1; o_; o_ = 0)
+
 static void index_rebuild(Tlb *t)
 {
     if (!t->bucket)
         return;
     memset(t->bucket, 0xff, sizeof(int16_t) << (32 - t->hash_shift));
-    for (unsigned i = 0; i < t->geom.entries; i++)
-        if (t->tag[i].key & KEY_VALID)
-            index_link(t, i);
+    FOR_EACH_VALID(t, i)
+        index_link(t, i);
 }
 
 /* ---- lookup ---------------------------------------------------------- */
@@ -390,15 +397,16 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
 {
     g_assert(cause == TLB_FLUSH_CR3 || cause == TLB_FLUSH_PCID);
     unsigned n = 0;
-    for (unsigned s = 0; s < t->geom.entries; s++) {
-        if ((t->tag[s].key & KEY_VALID) && !t->ent[s].global && t->ent[s].pcid == pcid) {
+    FOR_EACH_VALID(t, s) {
+        if (!t->ent[s].global && t->ent[s].pcid == pcid) {
             mark_invalid(t, s);
             t->tag[s] = (Tag){ 0, MASK_FULL };
             n++;
         }
     }
     t->nvalid -= n;
-    index_rebuild(t);
+    if (n)
+        index_rebuild(t);
     count_flush(t, cause, n);
     return n;
 }
