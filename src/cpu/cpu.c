@@ -241,11 +241,13 @@ bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
     uint8_t *p = buf;
     for (size_t k = 0; k < n;) {
         unsigned size = linear_piece(lin + (uint32_t)k, n - k);
-        uint32_t v;
         MmuFault f;
-        if (!mmu_read(c->mmu, lin + (uint32_t)k, size, ACCESS_READ, 0, &v, &f))
+        /* A piece never crosses a page: one mmu_access, as mmu_read
+         * would make for it. */
+        const uint8_t *h = mmu_access_fast(c->mmu, lin + (uint32_t)k, ACCESS_READ, 0, &f);
+        if (!h)
             return false;
-        memcpy(p + k, &v, size);       /* little-endian host, as the guest */
+        memcpy(p + k, h, size);
         k += size;
     }
     return true;
@@ -257,11 +259,11 @@ bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
     c->block_exit = true;            /* it may be code (see block.c) */
     for (size_t k = 0; k < n;) {
         unsigned size = linear_piece(lin + (uint32_t)k, n - k);
-        uint32_t v = 0;
         MmuFault f;
-        memcpy(&v, p + k, size);
-        if (!mmu_write(c->mmu, lin + (uint32_t)k, size, 0, v, &f))
+        uint8_t *h = mmu_access_fast(c->mmu, lin + (uint32_t)k, ACCESS_WRITE, 0, &f);
+        if (!h)
             return false;
+        memcpy(h, p + k, size);
         k += size;
     }
     return true;
