@@ -11,16 +11,23 @@
  * not, and every unlisted way was newer at the scan than every listed one.
  * When every listed way has changed, the set is scanned again. A streaming
  * reference pattern thus pays one scan per LRU_CAND evictions; the victims
- * are exactly those of a full scan (tests/tlb/test_model.c). */
+ * are exactly those of a full scan (tests/tlb/test_model.c).
+ *
+ * The scan starts at the way after the last victim. Stamps are unique, so
+ * where it starts changes nothing in the list; but under streaming the
+ * ways' stamps rise from there (victims go round the set in way order), so
+ * each way arrives in order: appended while the list fills, refused at the
+ * first compare afterwards, no insertion shifts. */
 #include "tlb/policy.h"
 
 #define LRU_SCAN 8
-#define LRU_CAND 8
+#define LRU_CAND 32
 
 typedef struct {
     uint64_t stamp[LRU_CAND];    /* each listed way's stamp at the scan */
     uint16_t way[LRU_CAND];      /* oldest first */
     uint8_t n, pos;              /* listed, and the first not yet ruled out */
+    uint16_t start;              /* where the next scan begins */
 } Cand;
 
 typedef struct {
@@ -60,11 +67,12 @@ static uint64_t *lru_stamps(void *state, uint64_t **clock)
     return s->stamp;
 }
 
-/* The LRU_CAND oldest ways of the set, oldest first (ties: lower way). */
+/* The LRU_CAND oldest ways of the set, oldest first (the stamps of a full
+ * set are unique: every fill and hit takes a new one). */
 static void cand_scan(Cand *c, const uint64_t *st, unsigned ways)
 {
     unsigned n = 0;
-    for (unsigned w = 0; w < ways; w++) {
+    for (unsigned k = 0, w = c->start % ways; k < ways; k++, w = w + 1 == ways ? 0 : w + 1) {
         if (n == LRU_CAND && st[w] >= c->stamp[n - 1])
             continue;
         unsigned i = n < LRU_CAND ? n++ : n - 1;
@@ -94,8 +102,10 @@ static unsigned lru_victim(void *state, unsigned set)
     Cand *c = &s->cand[set];
     for (;;) {
         for (; c->pos < c->n; c->pos++)
-            if (st[c->way[c->pos]] == c->stamp[c->pos])
+            if (st[c->way[c->pos]] == c->stamp[c->pos]) {
+                c->start = (uint16_t)(c->way[c->pos] + 1);
                 return c->way[c->pos];
+            }
         cand_scan(c, st, s->ways);
     }
 }
