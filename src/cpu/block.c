@@ -59,7 +59,9 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
 {
     uint32_t off0 = (c->seg[SEG_CS].base + eip) & (PAGE_SIZE - 1);
     unsigned n = 0, len = 0;
-    while (n < BLOCK_INSNS) {
+    /* Every instruction must start (and, by cpu_decode_quiet, end) in
+     * the block's page: one that starts in the next page is not in host. */
+    while (n < BLOCK_INSNS && off0 + len < PAGE_SIZE) {
         Insn d;
         if (cpu_decode_quiet(c, eip + len, host, &d) != XR_OK || len + d.len > BLOCK_BYTES)
             break;
