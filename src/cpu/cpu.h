@@ -195,6 +195,8 @@ uint64_t cpu_cycles(const Cpu *cpu);
 void cpu_add_work(Cpu *cpu, uint64_t cycles, uint64_t insns);
 uint64_t cpu_insns(const Cpu *cpu);
 uint64_t cpu_insns_user(const Cpu *cpu);   /* retired instructions fetched at CPL 3 */
+void cpu_add_user_work(Cpu *cpu, uint64_t cycles, uint64_t insns); /* cpu_skip.c: work at CPL 3 accounted, not run */
+void cpu_append_model_state(const Cpu *cpu, GByteArray *out); /* cpu_skip.c: EIP, CPL, fetch block, pending */
 const CpuTripleFault *cpu_triple_fault(const Cpu *cpu);
 /* "triple fault at EIP ...: #PF(0x2), then #PF, then #GP; registers ..." */
 char *cpu_describe_triple_fault(const Cpu *cpu);

@@ -58,6 +58,11 @@ struct Machine {
     uint32_t cpu_data, gdt, idt, tss, estack_top, vstack;
     uint32_t k_ret_from_fork;
     uint32_t u_int80, u_int80_done, u_sysenter, u_sysenter_done, u_work, u_work_done;
+    uint32_t u_work_loop;        /* the loop head (0: user.o has no label) */
+    bool ffwd;                   /* fast-forward user work (userwork.h) */
+    CpuStop ff_stop;             /* why the last fast-forward run stopped */
+    UserWorkSkips skips;
+    UserWorkScratch *ff_scratch;
     uint64_t user_code_frame;
     Task tasks[MACHINE_MAX_TASKS];
     unsigned ntasks;
@@ -229,6 +234,8 @@ static bool load_user_code(Machine *m, GError **err)
             g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "user.o: no '%s'", syms[i].name);
             return false;
         }
+    if (!elfload_symbol(m->user, "user_work_loop", &m->u_work_loop))
+        m->u_work_loop = 0;          /* an older user.o: no fast-forward */
     return true;
 }
 
@@ -521,35 +528,42 @@ static void on_event(Cpu *cpu, const CpuEvent *ev, void *user)
     }
 }
 
-/* Run until the core is back in user mode at one of the rest points (host
- * breakpoints: they cost the guest nothing). */
-static bool run_to_rest(Machine *m, GError **err)
+/* What a stop of the core means while running to a rest point: 1 back in
+ * user mode at a rest point (a host breakpoint: it costs the guest
+ * nothing), -1 a failure (err set), 0 keep running. */
+static int on_stop(Machine *m, CpuStop s, GError **err)
 {
-    m->have_fault = false;
+    if (s == CPU_STOP_BREAKPOINT)
+        return cpu_cpl(m->cpu) == 3 ? 1 : 0;
+    if (s == CPU_STOP_TRIPLE_FAULT || m->have_fault) {
+        m->counts.guest_faults++;
+        char *d = s == CPU_STOP_TRIPLE_FAULT ? cpu_describe_triple_fault(m->cpu) : NULL;
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "guest fault: vector %u error code 0x%x CR2 0x%08x at EIP 0x%08x (CPL %d)%s%s",
+                    m->fault.vector, m->fault.error_code, m->fault.cr2, m->fault.from_eip,
+                    m->fault.from_cpl, d ? "; " : "", d ? d : "");
+        g_free(d);
+        return -1;
+    }
+    if (s == CPU_STOP_HLT) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "the core halted at EIP 0x%08x",
+                    cpu_eip(m->cpu));
+        return -1;
+    }
+    return 0;
+}
+
+/* Run on until the core is back in user mode at one of the rest points. */
+static bool keep_running(Machine *m, GError **err)
+{
     uint64_t done = 0;
     while (done < MAX_STEPS_PER_EVENT) {
         uint64_t i0 = cpu_insns(m->cpu);
         CpuStop s = cpu_run(m->cpu, MAX_STEPS_PER_EVENT - done);
         done += cpu_insns(m->cpu) - i0 + 1;
-        if (s == CPU_STOP_BREAKPOINT && cpu_cpl(m->cpu) == 3)
-            return true;
-        if (s == CPU_STOP_BREAKPOINT)
-            continue;
-        if (s == CPU_STOP_TRIPLE_FAULT || m->have_fault) {
-            m->counts.guest_faults++;
-            char *d = s == CPU_STOP_TRIPLE_FAULT ? cpu_describe_triple_fault(m->cpu) : NULL;
-            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED,
-                        "guest fault: vector %u error code 0x%x CR2 0x%08x at EIP 0x%08x (CPL %d)%s%s",
-                        m->fault.vector, m->fault.error_code, m->fault.cr2, m->fault.from_eip,
-                        m->fault.from_cpl, d ? "; " : "", d ? d : "");
-            g_free(d);
-            return false;
-        }
-        if (s == CPU_STOP_HLT) {
-            g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "the core halted at EIP 0x%08x",
-                        cpu_eip(m->cpu));
-            return false;
-        }
+        int r = on_stop(m, s, err);
+        if (r)
+            return r > 0;
         if (s == CPU_STOP_MAX_INSNS)
             break;
     }
@@ -557,6 +571,12 @@ static bool run_to_rest(Machine *m, GError **err)
                 "no return to user mode after %llu instructions (EIP 0x%08x)",
                 (unsigned long long)MAX_STEPS_PER_EVENT, cpu_eip(m->cpu));
     return false;
+}
+
+static bool run_to_rest(Machine *m, GError **err)
+{
+    m->have_fault = false;
+    return keep_running(m, err);
 }
 
 bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6], uint32_t *ret,
@@ -575,6 +595,45 @@ bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6], uint32_t *
     return true;
 }
 
+/* The fast-forward's way of running the core (userwork.h): exactly steps
+ * steps, which must end at the loop head. */
+static bool ff_run(void *user, uint64_t steps)
+{
+    Machine *m = user;
+    m->ff_stop = cpu_run(m->cpu, steps);
+    return m->ff_stop == CPU_STOP_MAX_INSNS && !m->have_fault && cpu_cpl(m->cpu) == 3 &&
+           cpu_eip(m->cpu) == m->u_work_loop;
+}
+
+/* One run of the loop, the core at user_work with its registers set: the
+ * prologue to the loop head (a fourth breakpoint for the while), the
+ * fast-forward, then the rest to user_work_done. A stop anywhere else is
+ * taken as run_to_rest takes it. */
+static bool user_work_ffwd(Machine *m, uint32_t va, uint32_t bytes, uint32_t stride,
+                           GError **err)
+{
+    m->have_fault = false;
+    uint32_t bp[4] = { m->u_int80_done, m->u_sysenter_done, m->u_work_done, m->u_work_loop };
+    cpu_set_breakpoints(m->cpu, bp, 4);
+    m->ff_stop = cpu_run(m->cpu, 64);
+    cpu_set_breakpoints(m->cpu, bp, 3);
+    if (m->ff_stop == CPU_STOP_BREAKPOINT && !m->have_fault &&
+        cpu_eip(m->cpu) == m->u_work_loop) {
+        if (!m->ff_scratch)
+            m->ff_scratch = userwork_scratch_new();
+        UserWork w = { .cpu = m->cpu, .code_lo = m->u_work, .code_hi = m->u_work_done + 1,
+                       .va = va, .bytes = bytes, .stride = stride, .run = ff_run, .user = m,
+                       .scratch = m->ff_scratch };
+        if (userwork_fast_forward(&w, &m->skips))
+            return keep_running(m, err);
+    }
+    int r = on_stop(m, m->ff_stop, err);
+    return r ? r > 0 : keep_running(m, err);
+}
+
+void machine_set_fast_forward(Machine *m, bool on) { m->ffwd = on; }
+const UserWorkSkips *machine_fast_forward_skips(const Machine *m) { return &m->skips; }
+
 bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
                        uint32_t stride, GError **err)
 {
@@ -589,7 +648,11 @@ bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
         cpu_set_reg(m->cpu, REG_EDI, bytes);
         cpu_set_reg(m->cpu, REG_EDX, stride);
         cpu_set_eip(m->cpu, m->u_work);
-        if (!run_to_rest(m, err))
+        /* Fast-forward only a run the plain path completes within its
+         * step budget, so that both give the same result, errors too. */
+        bool ff = m->ffwd && m->u_work_loop && userwork_worth(n, bytes, stride) &&
+                  (uint64_t)n * USER_WORK_INSNS_PER_ITER + 64 <= MAX_STEPS_PER_EVENT;
+        if (!(ff ? user_work_ffwd(m, va, bytes, stride, err) : run_to_rest(m, err)))
             return false;
         iters -= n;
     }
@@ -615,6 +678,7 @@ Machine *machine_new(const MachineConfig *cfg, GError **err)
     m->sysenter = cfg->sysenter;
     m->windowed = cfg->layout->kind != LAYOUT_SHARED;
     m->pending = -1;
+    m->ffwd = true;
     m->pm = physmem_new();
     if (!(m->mmu = mmu_new_full(m->pm, cfg->preset, cfg->tlb, 1, err)))
         goto fail;
@@ -664,6 +728,7 @@ void machine_free(Machine *m)
     for (unsigned i = 0; i < MACHINE_MAX_TASKS; i++)
         if (m->tasks[i].live)
             pspace_free(m->tasks[i].ps);
+    userwork_scratch_free(m->ff_scratch);
     elfload_free(m->stubs);
     elfload_free(m->user);
     kspace_free(m->ks);
@@ -672,4 +737,26 @@ void machine_free(Machine *m)
     mmu_free(m->mmu);
     physmem_free(m->pm);
     g_free(m);
+}
+
+/* ---- free runs (guestprog.c) ---- */
+
+CpuStop machine_run_free(Machine *m, uint64_t max_steps, bool *faulted, CpuEvent *fault)
+{
+    m->have_fault = false;
+    cpu_set_breakpoints(m->cpu, NULL, 0);
+    CpuStop s = cpu_run(m->cpu, max_steps);
+    uint32_t rest[3] = { m->u_int80_done, m->u_sysenter_done, m->u_work_done };
+    cpu_set_breakpoints(m->cpu, rest, 3);
+    *faulted = m->have_fault;
+    if (m->have_fault) {
+        m->counts.guest_faults++;
+        *fault = m->fault;
+    }
+    return s;
+}
+
+void machine_set_sysenter_return(Machine *m, uint32_t eip)
+{
+    boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, eip);
 }

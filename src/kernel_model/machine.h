@@ -33,6 +33,7 @@
 #include "cpu/preset.h"
 #include "kernel_model/aspace.h"
 #include "kernel_model/layout.h"
+#include "kernel_model/userwork.h"
 
 /* Linux 2.6 i386 GDT selectors (include/asm-i386/segment.h). */
 #define KERNEL_CS 0x60
@@ -97,6 +98,13 @@ bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6],
  * bytes at va (mapped by the caller) with the given stride. */
 bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
                        uint32_t stride, GError **err);
+/* User work is fast-forwarded by default: once the memory system repeats
+ * its state from one period of the loop's address sequence to the next,
+ * the remaining whole periods are accounted at once, with exactly the
+ * counts, registers and memory that running them gives (userwork.h).
+ * Off: every instruction runs. The skips say how much was skipped. */
+void machine_set_fast_forward(Machine *m, bool on);
+const UserWorkSkips *machine_fast_forward_skips(const Machine *m);
 /* A timer interrupt from user mode whose handler switches to task. */
 bool machine_switch_to(Machine *m, int task, GError **err);
 
@@ -114,5 +122,17 @@ typedef struct {
     uint64_t guest_faults;
 } MachineCounts;
 const MachineCounts *machine_counts(const Machine *m);
+
+/* Free runs, for a whole guest program (kernel_model/guestprog.h) rather
+ * than one replay event. machine_run_free runs the core from its current
+ * state for at most max_steps steps (cpu_run) without the rest-point
+ * breakpoints (a program may have code at those addresses; they are
+ * restored on return). A body ends the run with cpu_request_stop. If the
+ * guest faulted, *faulted is true and *fault holds the first exception
+ * event (or the triple fault). */
+CpuStop machine_run_free(Machine *m, uint64_t max_steps, bool *faulted, CpuEvent *fault);
+/* Where SYSEXIT returns to in user mode (cpu_data's SYSENTER_RETURN; the
+ * boot sets it to stubs/user.asm's sysenter_return). A setup write. */
+void machine_set_sysenter_return(Machine *m, uint32_t eip);
 
 #endif

@@ -34,6 +34,7 @@ struct ReplayResult {
     TlbStats tlb;
     GPtrArray *sys;                  /* ReplaySyscall*, sorted at the end */
     double host_seconds;
+    UserWorkSkips skips;             /* what the fast-forward skipped */
 };
 
 typedef struct {
@@ -286,6 +287,7 @@ static void finish(Replay *r)
         cr3c += ((ReplaySyscall *)g_ptr_array_index(r->res->sys, i))->sum.cr3;
     t->cr3_cycles = cr3c;
     r->res->tlb = *tlb_hier_stats(mmu_tlb(mmu));
+    r->res->skips = *machine_fast_forward_skips(r->m);
     LowmemStats ls;
     lowmem_state_stats(r->low, &ls);
     t->lowmem_peak = ls.peak;
@@ -332,6 +334,7 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
         !(r.m = machine_new(&mc, err)) || !(r.kb = kbody_new(r.m, err)) ||
         !(tr = trace_reader_open(trace, err)))
         goto out;
+    machine_set_fast_forward(r.m, !cfg->no_fast_forward);
     /* Statistics cover the trace, not the boot. */
     mmu_reset_stats(machine_mmu(r.m));
     uint64_t boot_cycles = cpu_cycles(machine_cpu(r.m)), boot_insns = cpu_insns(machine_cpu(r.m));
@@ -423,6 +426,7 @@ const TlbStats *replay_tlb(const ReplayResult *r) { return &r->tlb; }
 const ReplayConfig *replay_config(const ReplayResult *r) { return &r->cfg; }
 double replay_seconds(const ReplayResult *r) { return r->t.cycles / (r->cfg.preset->clock_mhz * 1e6); }
 double replay_host_seconds(const ReplayResult *r) { return r->host_seconds; }
+const UserWorkSkips *replay_fast_forward(const ReplayResult *r) { return &r->skips; }
 guint replay_nsyscalls(const ReplayResult *r) { return r->sys->len; }
 const ReplaySyscall *replay_syscall(const ReplayResult *r, guint i) { return g_ptr_array_index(r->sys, i); }
 

@@ -32,6 +32,7 @@
 #include "kernel_model/layout.h"
 #include "kernel_model/lowmem.h"
 #include "kernel_model/measure.h"
+#include "kernel_model/userwork.h"
 #include "replay/latency_hist.h"
 #include "tlb/hierarchy.h"
 #include "tlb/tlb_stats.h"
@@ -46,6 +47,7 @@ typedef struct {
     uint32_t struct_page;        /* lowmem model; 0: its default */
     bool progress;               /* a progress line on stderr */
     const TlbHierConfig *tlb;    /* TLB geometry override; NULL: the preset's */
+    bool no_fast_forward;        /* run every user-work instruction (machine.h) */
 } ReplayConfig;
 
 /* Totals of one replay, defined once for every output. */
@@ -108,6 +110,9 @@ const TlbStats *replay_tlb(const ReplayResult *r);
 const ReplayConfig *replay_config(const ReplayResult *r);
 double replay_seconds(const ReplayResult *r);     /* simulated */
 double replay_host_seconds(const ReplayResult *r);
+/* What the user-work fast-forward skipped (in no output: the figures are
+ * the same without it). */
+const UserWorkSkips *replay_fast_forward(const ReplayResult *r);
 /* Per syscall name, sorted by total cycles, descending. */
 guint replay_nsyscalls(const ReplayResult *r);
 const ReplaySyscall *replay_syscall(const ReplayResult *r, guint i);

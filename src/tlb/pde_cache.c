@@ -1,21 +1,8 @@
 /* PDE cache: fully associative, LRU by timestamps. See pde_cache.h. */
 #include "tlb/pde_cache.h"
+#include "tlb/pde_cache_priv.h"
 
 #include <glib.h>
-
-typedef struct {
-    bool valid;
-    uint16_t pcid;
-    uint32_t region;             /* lin >> 21: PDPTE and PDE index */
-    uint64_t pde, pde_pa;
-    uint64_t stamp;
-} PdeSlot;
-
-struct PdeCache {
-    unsigned n;
-    uint64_t clock;
-    PdeSlot *slot;
-};
 
 PdeCache *pde_cache_new(unsigned entries)
 {

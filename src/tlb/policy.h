@@ -40,6 +40,13 @@ typedef struct TlbPolicy {
     void (*insert)(void *state, unsigned set, unsigned way);
     /* Every way of set is valid: the way to replace. */
     unsigned (*victim)(void *state, unsigned set);
+    /* Append a canonical encoding of the whole replacement state to out
+     * (the user-work fast-forward compares two, src/tlb/tlb_state.h):
+     * equal encodings must choose the same victims for every future
+     * sequence of touches, inserts and victim requests. Raw clocks are not
+     * canonical (LRU encodes each set's recency ranks); host-speed caches
+     * are left out. NULL: not comparable, so nothing is fast-forwarded. */
+    void (*canon)(const void *state, unsigned sets, GByteArray *out);
 } TlbPolicy;
 
 /* The registered policies (policies.def), in registration order. */

@@ -32,6 +32,19 @@ static unsigned fifo_victim(void *state, unsigned set)
     return recency_last_way(state, set);
 }
 
+/* Per set, its ways in list order, newest first. */
+static void fifo_canon(const void *state, unsigned sets, GByteArray *out)
+{
+    const TlbRecency *r = state;
+    for (unsigned set = 0; set < sets; set++) {
+        unsigned sent = r->entries + set;
+        for (unsigned n = r->next[sent]; n != sent; n = r->next[n]) {
+            uint16_t way = (uint16_t)(n - set * r->ways);
+            g_byte_array_append(out, (const guint8 *)&way, sizeof way);
+        }
+    }
+}
+
 const TlbPolicy tlb_policy_fifo = {
     .name = "fifo",
     .description = "first-in first-out (hits do not reorder)",
@@ -41,4 +54,5 @@ const TlbPolicy tlb_policy_fifo = {
     .touch = NULL,
     .insert = fifo_insert,
     .victim = fifo_victim,
+    .canon = fifo_canon,
 };

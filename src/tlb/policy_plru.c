@@ -79,6 +79,13 @@ static unsigned plru_victim(void *state, unsigned set)
     return lo;
 }
 
+/* The tree bits are the whole state, and canonical as they are. */
+static void plru_canon(const void *state, unsigned sets, GByteArray *out)
+{
+    const Plru *s = state;
+    g_byte_array_append(out, s->bit, sets * s->ways);
+}
+
 const TlbPolicy tlb_policy_plru = {
     .name = "plru",
     .description = "tree pseudo-LRU (ways-1 bits per set)",
@@ -88,4 +95,5 @@ const TlbPolicy tlb_policy_plru = {
     .touch = plru_touch,
     .insert = plru_touch,
     .victim = plru_victim,
+    .canon = plru_canon,
 };

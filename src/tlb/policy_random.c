@@ -33,6 +33,15 @@ static unsigned random_victim(void *state, unsigned set)
     return (unsigned)((r * s->ways) >> 32);
 }
 
+/* The generator's state: it moves on every victim, so a run that evicts
+ * never repeats its state and is never fast-forwarded. */
+static void random_canon(const void *state, unsigned sets, GByteArray *out)
+{
+    (void)sets;
+    const Random *s = state;
+    g_byte_array_append(out, (const guint8 *)&s->rng, sizeof s->rng);
+}
+
 const TlbPolicy tlb_policy_random = {
     .name = "random",
     .description = "random victim from a seeded splitmix64 generator",
@@ -42,4 +51,5 @@ const TlbPolicy tlb_policy_random = {
     .touch = NULL,
     .insert = random_insert,
     .victim = random_victim,
+    .canon = random_canon,
 };

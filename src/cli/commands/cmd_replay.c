@@ -15,7 +15,7 @@
 
 typedef struct {
     char *cpu, *layout, *ram, *profiles, *stubs;
-    gboolean sysenter, json, csv, no_progress;
+    gboolean sysenter, json, csv, no_progress, no_ffwd;
     gint struct_page, jobs;
 } Opts;
 
@@ -34,6 +34,8 @@ static GOptionEntry *common_entries(Opts *o, bool compare)
         { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print JSON", NULL },
         { "csv", 0, 0, G_OPTION_ARG_NONE, &o->csv, "print CSV (per syscall)", NULL },
         { "no-progress", 0, 0, G_OPTION_ARG_NONE, &o->no_progress, "no progress line on a terminal", NULL },
+        { "no-fast-forward", 0, 0, G_OPTION_ARG_NONE, &o->no_ffwd,
+          "run every user-work instruction (default: skip the loop's repeating periods; same results)", NULL },
         { compare ? "jobs" : NULL, 'j', 0, G_OPTION_ARG_INT, &o->jobs, "layouts replayed in parallel (default 2)", "N" },
         { NULL },
     };
@@ -157,6 +159,7 @@ static int run(int argc, char **argv, bool compare)
         jobs[i].cfg = (ReplayConfig){ .preset = p, .layout = l, .ram = ram, .sysenter = o.sysenter,
                                       .profiles = o.profiles, .stubs = stub_obj ? stub_obj : o.stubs,
                                       .struct_page = (uint32_t)o.struct_page,
+                                      .no_fast_forward = o.no_ffwd,
                                       .progress = !o.no_progress && n == 1 };
         jobs[i].trace = spooled ? spooled : trace;
     }

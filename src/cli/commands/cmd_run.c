@@ -1,12 +1,16 @@
 /* vmsplit run: run a guest program on the simulated i686 core.
  *
  *   vmsplit run [--cpu PRESET] [--max-insns N] [--json] [--no-decode-cache]
- *               PROGRAM.asm|PROGRAM.o
+ *               [--layout L [--ram SIZE] [--stubs FILE]] PROGRAM.asm|PROGRAM.o
  *
  * A .asm is assembled with nasm first. The program runs in ring 3 under the
- * minimal ring-0 runtime of src/cpu/runenv.h; the report gives instructions
- * retired, cycles, simulated time at the preset's clock, the memory-system,
- * TLB and cache statistics, host speed, and how the guest ended.
+ * minimal ring-0 runtime of src/cpu/runenv.h, or with --layout as task 0 of
+ * the kernel model's machine booted with that layout, its system calls
+ * going through the layout's entry/exit stubs (src/kernel_model/guestprog.h).
+ * The report gives instructions retired, cycles, simulated time at the
+ * preset's clock, the memory-system, TLB and cache statistics, host speed,
+ * and how the guest ended; with --layout also the CR3 writes and TLB
+ * flushes the stubs made.
  *
  * Exit: 0 the guest exited with status 0; 1 it exited with another status,
  * took a fatal exception, triple-faulted, halted or ran out of its
@@ -17,6 +21,8 @@
 #include "cpu/nasm.h"
 #include "cpu/preset.h"
 #include "cpu/runenv.h"
+#include "kernel_model/guestprog.h"
+#include "kernel_model/layout.h"
 #include "mmu/mmu.h"
 
 #include <json-glib/json-glib.h>
@@ -25,17 +31,28 @@
 
 #define DEFAULT_MAX_INSNS 10000000000ULL
 
+#define DEFAULT_RAM (4ULL << 30)   /* as `vmsplit syscall` and the replay */
+
 typedef struct {
-    char *cpu, *program;
-    uint64_t max_insns;
+    char *cpu, *program, *stubs;
+    const Layout *layout;        /* --layout, else NULL: the runenv */
+    uint64_t max_insns, ram;
     bool json, no_dcache;
 } RunArgs;
 
+/* What the report shows, filled from either environment. */
 typedef struct {
     const RunArgs *args;
     const Preset *preset;        /* NULL: built-in defaults */
-    RunEnv *env;
-    RunEnvState state;
+    const char *stopped;
+    bool exited;
+    int exit_status;
+    char *fault;                 /* description, NULL if none */
+    bool fault_prefix;           /* print "guest fault" before it */
+    Cpu *cpu;
+    Mmu *mmu;
+    uint64_t insns, user, cycles, syscalls;
+    uint64_t kmaps, bytes_written;    /* --layout only */
     double host_seconds;
     GString *guest_out, *guest_err;  /* --json: the guest's output, captured */
 } RunReport;
@@ -52,15 +69,32 @@ static const char *state_name(RunEnvState s)
     }
 }
 
+static const char *guest_state_name(GuestProgState s)
+{
+    switch (s) {
+    case GUESTPROG_EXITED: return "exit";
+    case GUESTPROG_FAULTED: return "fault";
+    case GUESTPROG_HALTED: return "halted";
+    case GUESTPROG_BUDGET: return "max-insns";
+    default: return "not-run";
+    }
+}
+
 static int parse_args(int argc, char **argv, RunArgs *a)
 {
-    g_autofree char *max = NULL;
+    g_autofree char *max = NULL, *layout = NULL, *ram = NULL;
     gboolean json = FALSE, no_dcache = FALSE;
-    char *cpu = NULL;
+    char *cpu = NULL, *stubs = NULL;
     GOptionEntry entries[] = {
         { "cpu", 'c', 0, G_OPTION_ARG_STRING, &cpu, "CPU preset (default " PRESET_DEFAULT ")", "PRESET" },
         { "max-insns", 'n', 0, G_OPTION_ARG_STRING, &max,
           "Stop after N instructions (default 10000000000)", "N" },
+        { "layout", 'l', 0, G_OPTION_ARG_STRING, &layout,
+          "Run on the kernel model booted with layout L (3g1g, 2g2g, 1g3g, 4g4g, kpti, "
+          "kpti-pcid): system calls go through its entry/exit stubs", "L" },
+        { "ram", 0, 0, G_OPTION_ARG_STRING, &ram, "With --layout: installed RAM (default 4G)", "SIZE" },
+        { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &stubs,
+          "With --layout: entry/exit stubs to use instead of the layout's (.asm or .o)", "FILE" },
         { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
         { "no-decode-cache", 0, 0, G_OPTION_ARG_NONE, &no_dcache,
           "Decode every instruction afresh (same figures, slower)", NULL },
@@ -71,14 +105,33 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         "The program runs in ring 3 with int 0x80 exit (eax=1) and write (eax=4).\n"
         "Exit status: 0 guest exit(0); 1 other guest exit status, fatal guest fault,\n"
         "triple fault, halt or instruction budget reached; 2 bad input.\n\n"
-        "Example:\n  vmsplit run --cpu p4-northwood workloads/guest/pageloop.asm\n");
+        "Without --layout the program runs under a minimal 3G/1G runtime. With\n"
+        "--layout it is task 0 of the kernel model's machine: int 0x80 (and sysenter,\n"
+        "for a program defining sysenter_return) runs that layout's entry/exit stubs,\n"
+        "and the report adds the CR3 writes and TLB flushes they made.\n\n"
+        "Examples:\n  vmsplit run --cpu p4-northwood workloads/guest/pageloop.asm\n"
+        "  vmsplit run --layout 4g4g workloads/guest/hello.asm\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     if (!cli_parse(ctx, &argc, &argv, "run")) {
         g_free(cpu);
+        g_free(stubs);
         return VMS_EXIT_USAGE;
     }
-    *a = (RunArgs){ .cpu = cpu, .max_insns = DEFAULT_MAX_INSNS, .json = json,
-                    .no_dcache = no_dcache };
+    *a = (RunArgs){ .cpu = cpu, .stubs = stubs, .max_insns = DEFAULT_MAX_INSNS, .json = json,
+                    .no_dcache = no_dcache, .ram = DEFAULT_RAM };
+    if ((ram || stubs) && !layout) {
+        fprintf(stderr, "vmsplit run: --ram and --stubs need --layout\n");
+        return VMS_EXIT_USAGE;
+    }
+    if (layout) {
+        GError *err = NULL;
+        if (!(a->layout = layout_lookup(layout, &err)))
+            return cli_fail("run", err);
+    }
+    if (ram && !cli_parse_size(ram, &a->ram)) {
+        fprintf(stderr, "vmsplit run: --ram '%s': expected a size such as 4G or 896M\n", ram);
+        return VMS_EXIT_USAGE;
+    }
     if (max) {
         char *end = NULL;
         guint64 v = g_ascii_strtoull(max, &end, 0);
@@ -134,41 +187,63 @@ static void print_mmu(FILE *o, Mmu *m)
     tlb_hier_print_stats(mmu_tlb(m), o, true);
 }
 
+/* The CR3 writes, TLB flushes and copies the layout's stubs and body made. */
+static void print_layout_costs(FILE *o, const RunReport *r)
+{
+    const TlbStats *ts = tlb_hier_stats(mmu_tlb(r->mmu));
+    uint64_t fl = 0, dr = 0, inv = 0, dinv = 0;
+    tlb_stats_get(ts, "flushes_cr3", &fl);
+    tlb_stats_get(ts, "dropped_cr3", &dr);
+    tlb_stats_get(ts, "flushes_invlpg", &inv);
+    tlb_stats_get(ts, "dropped_invlpg", &dinv);
+    fprintf(o, "CR3 writes      %" G_GUINT64_FORMAT " (TLB flushes by CR3 %" G_GUINT64_FORMAT
+               ", %" G_GUINT64_FORMAT " entries dropped; INVLPG %" G_GUINT64_FORMAT ", %"
+               G_GUINT64_FORMAT " dropped)\n",
+            mmu_stats(r->mmu)->cr3_writes, fl, dr, inv, dinv);
+    fprintf(o, "uaccess         write() copied %" G_GUINT64_FORMAT " bytes from user space ",
+            r->bytes_written);
+    if (r->args->layout->indirect_uaccess)
+        fprintf(o, "through kmap_atomic (%" G_GUINT64_FORMAT " kmaps)\n", r->kmaps);
+    else
+        fprintf(o, "through the user mappings\n");
+}
+
 static void print_text(const RunReport *r)
 {
-    Cpu *cpu = runenv_cpu(r->env);
-    uint64_t insns = cpu_insns(cpu), user = cpu_insns_user(cpu), cycles = cpu_cycles(cpu);
     double mhz = r->preset ? r->preset->clock_mhz : 0;
     FILE *o = stdout;
     fprintf(o, "program         %s\n", r->args->program);
+    if (r->args->layout)
+        fprintf(o, "layout          %s (%s)%s\n", r->args->layout->name, r->args->layout->summary,
+                r->args->layout->what_if ? " [what-if: not possible on i686]" : "");
     if (r->preset)
         fprintf(o, "cpu             %s (%.0f MHz)\n", r->preset->name, mhz);
     else
         fprintf(o, "cpu             built-in defaults (no preset found; no caches, 1 cycle per reference)\n");
-    fprintf(o, "stopped         %s", state_name(r->state));
-    if (r->state == RUNENV_EXITED)
-        fprintf(o, ", guest exit status %d", runenv_exit_status(r->env));
+    fprintf(o, "stopped         %s", r->stopped);
+    if (r->exited)
+        fprintf(o, ", guest exit status %d", r->exit_status);
     fprintf(o, "\n");
-    if (r->state == RUNENV_FAULTED) {
-        g_autofree char *d = runenv_describe_fault(r->env);
-        fprintf(o, "guest fault     %s\n", d);
-    } else if (r->state == RUNENV_TRIPLE_FAULT) {
-        g_autofree char *d = cpu_describe_triple_fault(cpu);
-        fprintf(o, "%s\n", d);
-    }
+    if (r->fault && r->fault_prefix)
+        fprintf(o, "guest fault     %s\n", r->fault);
+    else if (r->fault)
+        fprintf(o, "%s\n", r->fault);
     fprintf(o, "instructions    %" G_GUINT64_FORMAT " (user %" G_GUINT64_FORMAT ", kernel %"
-               G_GUINT64_FORMAT ")\n", insns, user, insns - user);
-    fprintf(o, "cycles          %" G_GUINT64_FORMAT " (CPI %.3f)\n", cycles,
-            insns ? (double)cycles / (double)insns : 0.0);
+               G_GUINT64_FORMAT ")\n", r->insns, r->user, r->insns - r->user);
+    fprintf(o, "cycles          %" G_GUINT64_FORMAT " (CPI %.3f)\n", r->cycles,
+            r->insns ? (double)r->cycles / (double)r->insns : 0.0);
     if (mhz > 0)
-        fprintf(o, "simulated time  %.6f ms at %.0f MHz\n", (double)cycles / mhz / 1e3, mhz);
-    fprintf(o, "syscalls        %" G_GUINT64_FORMAT "\n", runenv_syscalls(r->env));
-    print_mmu(o, runenv_mmu(r->env));
+        fprintf(o, "simulated time  %.6f ms at %.0f MHz\n", (double)r->cycles / mhz / 1e3, mhz);
+    fprintf(o, "syscalls        %" G_GUINT64_FORMAT "\n", r->syscalls);
+    if (r->args->layout)
+        print_layout_costs(o, r);
+    print_mmu(o, r->mmu);
     fprintf(o, "host            %.3f s, %.1f million guest instructions per second "
                "(decoded-instruction cache %s)\n",
-            r->host_seconds, r->host_seconds > 0 ? (double)insns / r->host_seconds / 1e6 : 0.0,
+            r->host_seconds, r->host_seconds > 0 ? (double)r->insns / r->host_seconds / 1e6 : 0.0,
             r->args->no_dcache ? "off" : "on");
 }
+
 
 static void json_u64(JsonBuilder *b, const char *k, uint64_t v)
 {
@@ -216,49 +291,67 @@ static void json_memory(JsonBuilder *b, Mmu *m)
     json_builder_end_object(b);
 }
 
+static void json_layout(JsonBuilder *b, const RunReport *r)
+{
+    const TlbStats *ts = tlb_hier_stats(mmu_tlb(r->mmu));
+    static const char *const keys[] = { "flushes_cr3", "dropped_cr3", "flushes_invlpg",
+                                        "dropped_invlpg" };
+    json_u64(b, "cr3_writes", mmu_stats(r->mmu)->cr3_writes);
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        uint64_t v = 0;
+        tlb_stats_get(ts, keys[i], &v);
+        g_autofree char *k = g_strconcat("tlb_", keys[i], NULL);
+        json_u64(b, k, v);
+    }
+    json_u64(b, "bytes_written", r->bytes_written);
+    json_u64(b, "kmaps", r->kmaps);
+}
+
 static void print_json(const RunReport *r)
 {
-    Cpu *cpu = runenv_cpu(r->env);
-    Mmu *m = runenv_mmu(r->env);
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "program");
     json_builder_add_string_value(b, r->args->program);
+    if (r->args->layout) {
+        json_builder_set_member_name(b, "layout");
+        json_builder_add_string_value(b, r->args->layout->name);
+    }
     json_builder_set_member_name(b, "cpu");
     json_builder_add_string_value(b, r->preset ? r->preset->name : "built-in defaults");
     json_builder_set_member_name(b, "clock_mhz");
     json_builder_add_double_value(b, r->preset ? r->preset->clock_mhz : 0.0);
     json_builder_set_member_name(b, "stopped");
-    json_builder_add_string_value(b, state_name(r->state));
+    json_builder_add_string_value(b, r->stopped);
     json_builder_set_member_name(b, "exit_status");
-    if (r->state == RUNENV_EXITED)
-        json_builder_add_int_value(b, runenv_exit_status(r->env));
+    if (r->exited)
+        json_builder_add_int_value(b, r->exit_status);
     else
         json_builder_add_null_value(b);
-    if (r->state == RUNENV_FAULTED || r->state == RUNENV_TRIPLE_FAULT) {
-        g_autofree char *d = r->state == RUNENV_FAULTED ? runenv_describe_fault(r->env)
-                                                        : cpu_describe_triple_fault(cpu);
+    if (r->fault) {
         json_builder_set_member_name(b, "fault");
-        json_builder_add_string_value(b, d);
+        json_builder_add_string_value(b, r->fault);
     }
-    json_u64(b, "instructions", cpu_insns(cpu));
-    json_u64(b, "instructions_user", cpu_insns_user(cpu));
-    json_u64(b, "cycles", cpu_cycles(cpu));
+    json_u64(b, "instructions", r->insns);
+    json_u64(b, "instructions_user", r->user);
+    json_u64(b, "cycles", r->cycles);
     if (r->preset) {
         json_builder_set_member_name(b, "simulated_ms");
-        json_builder_add_double_value(b, (double)cpu_cycles(cpu) / r->preset->clock_mhz / 1e3);
+        json_builder_add_double_value(b, (double)r->cycles / r->preset->clock_mhz / 1e3);
     }
-    json_u64(b, "syscalls", runenv_syscalls(r->env));
+    json_u64(b, "syscalls", r->syscalls);
+    if (r->args->layout)
+        json_layout(b, r);
     json_builder_set_member_name(b, "guest_stdout");
     json_builder_add_string_value(b, r->guest_out ? r->guest_out->str : "");
     json_builder_set_member_name(b, "guest_stderr");
     json_builder_add_string_value(b, r->guest_err ? r->guest_err->str : "");
-    json_memory(b, m);
+    json_memory(b, r->mmu);
     json_builder_set_member_name(b, "host_seconds");
     json_builder_add_double_value(b, r->host_seconds);
     json_builder_set_member_name(b, "host_minsns_per_second");
     json_builder_add_double_value(b, r->host_seconds > 0
-                                         ? (double)cpu_insns(cpu) / r->host_seconds / 1e6 : 0.0);
+                                         ? (double)r->insns / r->host_seconds / 1e6 : 0.0);
     json_builder_set_member_name(b, "decode_cache");
     json_builder_add_boolean_value(b, !r->args->no_dcache);
     json_builder_end_object(b);
@@ -270,47 +363,118 @@ static void print_json(const RunReport *r)
     printf("%s\n", text);
 }
 
+/* The minimal 3G/1G runtime (no --layout). */
+static int run_runenv(const RunArgs *a, const char *path, RunReport *r, RunEnv **env)
+{
+    GError *err = NULL;
+    RunEnvOptions opt = { .preset = r->preset, .no_decode_cache = a->no_dcache,
+                          .out = r->guest_out, .err = r->guest_err };
+    if (!(*env = runenv_new(&opt, &err)) || !runenv_load(*env, path, &err))
+        return cli_fail("run", err);
+    gint64 t0 = g_get_monotonic_time();
+    RunEnvState state = runenv_run(*env, a->max_insns);
+    r->host_seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+    r->cpu = runenv_cpu(*env);
+    r->mmu = runenv_mmu(*env);
+    r->stopped = state_name(state);
+    r->exited = state == RUNENV_EXITED;
+    r->exit_status = runenv_exit_status(*env);
+    if (state == RUNENV_FAULTED) {
+        r->fault = runenv_describe_fault(*env);
+        r->fault_prefix = true;
+    } else if (state == RUNENV_TRIPLE_FAULT) {
+        r->fault = cpu_describe_triple_fault(r->cpu);
+    }
+    r->insns = cpu_insns(r->cpu);
+    r->user = cpu_insns_user(r->cpu);
+    r->cycles = cpu_cycles(r->cpu);
+    r->syscalls = runenv_syscalls(*env);
+    return -1;
+}
+
+/* --layout: task 0 of the kernel model's machine. */
+static int run_guestprog(const RunArgs *a, const char *path, const char *stubs, RunReport *r,
+                         GuestProg **gp)
+{
+    GError *err = NULL;
+    GuestProgOptions opt = {
+        .machine = { .preset = r->preset, .layout = a->layout, .ram = a->ram, .stubs = stubs },
+        .no_decode_cache = a->no_dcache, .out = r->guest_out, .err = r->guest_err,
+    };
+    if (!(*gp = guestprog_new(&opt, path, &err)))
+        return cli_fail("run", err);
+    gint64 t0 = g_get_monotonic_time();
+    GuestProgState state = guestprog_run(*gp, a->max_insns);
+    r->host_seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+    Machine *m = guestprog_machine(*gp);
+    GuestProgStats st = guestprog_stats(*gp);
+    r->cpu = machine_cpu(m);
+    r->mmu = machine_mmu(m);
+    r->stopped = guest_state_name(state);
+    r->exited = state == GUESTPROG_EXITED;
+    r->exit_status = guestprog_exit_status(*gp);
+    if (state == GUESTPROG_FAULTED) {
+        r->fault = guestprog_describe_fault(*gp);
+        r->fault_prefix = true;
+    }
+    r->insns = st.insns;
+    r->user = st.insns_user;
+    r->cycles = st.cycles;
+    r->syscalls = st.syscalls;
+    r->kmaps = st.kmaps;
+    r->bytes_written = st.bytes_written;
+    return -1;
+}
+
 static int run_program(const RunArgs *a, Preset *preset)
 {
     GError *err = NULL;
-    char *obj = NULL;
+    char *obj = NULL, *stub_obj = NULL;
     const char *path = a->program;
+    int rc = VMS_EXIT_USAGE;
+    if (a->stubs && g_str_has_suffix(a->stubs, ".asm") &&
+        !(stub_obj = nasm_assemble(a->stubs, &err)))
+        return cli_fail("run", err);
     if (g_str_has_suffix(path, ".asm")) {
         obj = nasm_assemble(path, &err);
-        if (!obj)
-            return cli_fail("run", err);
+        if (!obj) {
+            rc = cli_fail("run", err);
+            goto out;
+        }
         path = obj;
     }
     /* With --json, stdout carries only the JSON object: the guest's own
      * output goes into it. */
-    GString *gout = a->json ? g_string_new(NULL) : NULL, *gerr = a->json ? g_string_new(NULL) : NULL;
-    RunEnvOptions opt = { .preset = preset, .no_decode_cache = a->no_dcache, .out = gout,
-                          .err = gerr };
-    RunEnv *env = runenv_new(&opt, &err);
-    int rc = VMS_EXIT_USAGE;
-    if (!env || !runenv_load(env, path, &err)) {
-        rc = cli_fail("run", err);
-        goto out;
+    RunReport r = { .args = a, .preset = preset };
+    if (a->json) {
+        r.guest_out = g_string_new(NULL);
+        r.guest_err = g_string_new(NULL);
     }
-    RunReport r = { .args = a, .preset = preset, .env = env, .guest_out = gout,
-                    .guest_err = gerr };
-    gint64 t0 = g_get_monotonic_time();
-    r.state = runenv_run(env, a->max_insns);
-    r.host_seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
-    if (a->json)
-        print_json(&r);
-    else
-        print_text(&r);
-    rc = r.state == RUNENV_EXITED && runenv_exit_status(env) == 0 ? VMS_EXIT_OK : VMS_EXIT_FAULT;
-out:
+    RunEnv *env = NULL;
+    GuestProg *gp = NULL;
+    rc = a->layout ? run_guestprog(a, path, stub_obj ? stub_obj : a->stubs, &r, &gp)
+                   : run_runenv(a, path, &r, &env);
+    if (rc < 0) {
+        if (a->json)
+            print_json(&r);
+        else
+            print_text(&r);
+        rc = r.exited && r.exit_status == 0 ? VMS_EXIT_OK : VMS_EXIT_FAULT;
+    }
     runenv_free(env);
+    guestprog_free(gp);
+    g_free(r.fault);
+    if (r.guest_out)
+        g_string_free(r.guest_out, TRUE);
+    if (r.guest_err)
+        g_string_free(r.guest_err, TRUE);
+out:
     if (obj)
         nasm_remove_output(obj);
     g_free(obj);
-    if (gout)
-        g_string_free(gout, TRUE);
-    if (gerr)
-        g_string_free(gerr, TRUE);
+    if (stub_obj)
+        nasm_remove_output(stub_obj);
+    g_free(stub_obj);
     return rc;
 }
 
@@ -325,6 +489,7 @@ int cmd_run(int argc, char **argv)
         rc = run_program(&a, preset);
     preset_free(preset);
     g_free(a.cpu);
+    g_free(a.stubs);
     g_free(a.program);
     return rc;
 }

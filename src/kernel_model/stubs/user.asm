@@ -8,7 +8,7 @@ BITS 32
 
 section .text progbits alloc exec nowrite align=16
 global user_int80, user_int80_done, user_sysenter, user_sysenter_done
-global user_work, user_work_done
+global user_work, user_work_loop, user_work_done
 
 ; A system call through int $0x80: EAX = number, EBX, ECX, EDX, ESI, EDI,
 ; EBP = arguments (the Linux i386 ABI).
@@ -44,7 +44,8 @@ user_work:
     jz user_work_done
     mov ebx, esi                    ; cursor
     lea ebp, [esi + edi]            ; end of the working set
-.loop:
+user_work_loop:                     ; the loop head: the fast-forward (userwork.h)
+.loop:                              ; counts periods from here
     mov eax, [ebx]
     add eax, ecx
     mov [ebx], eax

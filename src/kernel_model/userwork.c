@@ -1,0 +1,237 @@
+/* The user-work fast-forward: see userwork.h.
+ *
+ * The state at a period boundary is kept in parts (the core's front end,
+ * then mmu_state.h's: paging, each TLB array, the PDE cache, each cache
+ * level), and a comparison re-reads only the parts whose counters moved
+ * since the checkpoint it compares with: a part that did not move is
+ * equal at both boundaries by construction. Each stored part, once read,
+ * equals that part's state at the checkpoint (it is re-read at each new
+ * checkpoint if it moved), so comparing the moved parts compares the whole
+ * state. A part never read yet compares unequal. */
+#include "kernel_model/userwork.h"
+
+#include <string.h>
+
+#include "kernel_model/machine.h"
+#include "mmu/mmu_state.h"
+
+/* How long a cycle of states is looked for: a run whose states have not
+ * repeated within MAX_POWER periods of a checkpoint (Brent's checkpoints
+ * double, see userwork_fast_forward) gives up and runs on normally. A
+ * cyclic reference stream longer than a fully associative TLB moves each
+ * page to another way every period, so its state repeats only after up to
+ * ways / gcd(ways, pages per period) periods: 64 for the P4's 64-way
+ * DTLB. Host-speed tuning only: a give-up costs speed, never exactness
+ * (the tests compare every counter with and without the fast-forward). */
+#define MAX_POWER 128
+/* The usual repeat is a fixed point reached after a period or two (a
+ * flush refilled in the first period). Brent's doubling would find one
+ * reached after two periods only at the fourth; the first
+ * CONSECUTIVE_CHECKS checkpoints are therefore taken every period (each
+ * boundary compared with the one before), and the doubling starts after
+ * them. */
+#define CONSECUTIVE_CHECKS 3
+#define MAX_PARTS 16             /* 1 + paging + 5 arrays + PDE cache + 3 levels */
+
+struct UserWorkScratch {
+    GByteArray *part[MAX_PARTS];
+    bool valid[MAX_PARTS];       /* part[i] holds the state at the checkpoint */
+    GByteArray *tmp;
+};
+
+UserWorkScratch *userwork_scratch_new(void)
+{
+    UserWorkScratch *s = g_new0(UserWorkScratch, 1);
+    for (unsigned i = 0; i < MAX_PARTS; i++)
+        s->part[i] = g_byte_array_new();
+    s->tmp = g_byte_array_new();
+    return s;
+}
+
+void userwork_scratch_free(UserWorkScratch *s)
+{
+    if (!s)
+        return;
+    for (unsigned i = 0; i < MAX_PARTS; i++)
+        g_byte_array_unref(s->part[i]);
+    g_byte_array_unref(s->tmp);
+    g_free(s);
+}
+
+typedef struct {
+    MmuStatsAll mem;
+    uint64_t cycles, insns, insns_user;   /* the core's */
+} Counters;
+
+static uint64_t period_of(uint32_t bytes, uint32_t stride)
+{
+    return ((uint64_t)bytes + stride - 1) / stride;
+}
+
+bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride)
+{
+    /* A stride below 4 makes consecutive words overlap, and the closed
+     * form of what each word receives would not hold. */
+    return stride >= 4 && bytes > 0 && iters > 3 * period_of(bytes, stride);
+}
+
+static void counters_get(Cpu *cpu, Counters *c)
+{
+    mmu_state_stats_get(cpu_mmu(cpu), &c->mem);
+    c->cycles = cpu_cycles(cpu);
+    c->insns = cpu_insns(cpu);
+    c->insns_user = cpu_insns_user(cpu);
+}
+
+static void counters_diff(Counters *d, const Counters *a, const Counters *b)
+{
+    mmu_state_stats_diff(&d->mem, &a->mem, &b->mem);
+    d->cycles = a->cycles - b->cycles;
+    d->insns = a->insns - b->insns;
+    d->insns_user = a->insns_user - b->insns_user;
+}
+
+/* Part i of the state at a boundary: 0 the core's front end, then the
+ * memory system's, with the paging entries of the words the loop touches
+ * and of its code. */
+static void append_part(const UserWork *w, uint64_t P, unsigned i, GByteArray *out)
+{
+    if (i == 0) {
+        cpu_append_model_state(w->cpu, out);
+        return;
+    }
+    uint64_t end = (uint64_t)w->va + (P - 1) * w->stride + 4;
+    MmuRange r[2] = {
+        { w->va, end >= (1ULL << 32) ? 0 : (uint32_t)end },
+        { w->code_lo, w->code_hi },
+    };
+    mmu_state_append_part(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), out);
+}
+
+/* Compare the state now with the one stored for the checkpoint,
+ * re-reading only the parts that the work since then (delta d) moved;
+ * true if equal. keep: make now the checkpoint (store what differs). */
+static bool compare(const UserWork *w, uint64_t P, const Counters *d, bool keep)
+{
+    UserWorkScratch *s = w->scratch;
+    Mmu *mmu = cpu_mmu(w->cpu);
+    unsigned n = 1 + mmu_state_nparts(mmu);
+    g_assert(n <= MAX_PARTS);
+    bool same = true;
+    for (unsigned i = 0; i < n && (same || keep); i++) {
+        if (i > 0 && !mmu_state_part_moved(mmu, i - 1, &d->mem))
+            continue;
+        g_byte_array_set_size(s->tmp, 0);
+        append_part(w, P, i, s->tmp);
+        GByteArray *old = s->part[i];
+        if (s->valid[i] && old->len == s->tmp->len &&
+            memcmp(old->data, s->tmp->data, old->len) == 0)
+            continue;
+        same = false;
+        if (keep) {
+            s->part[i] = s->tmp;
+            s->tmp = old;
+            s->valid[i] = true;
+        }
+    }
+    return same;
+}
+
+/* Add add to the 32-bit word at lin in physical memory, with no modelled
+ * reference; returns the new value. The loop has already touched the word
+ * (so it is mapped and its frames exist). */
+static uint32_t word_add(Mmu *mmu, uint32_t lin, uint32_t add)
+{
+    PhysMem *pm = mmu_physmem(mmu);
+    uint64_t pa[4];
+    uint8_t b[4];
+    for (unsigned k = 0; k < 4; k++) {
+        bool ok = mmu_state_peek(mmu, lin + k, &pa[k]);
+        g_assert(ok);
+        b[k] = physmem_read8(pm, pa[k]);
+    }
+    uint32_t v = (b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24) + add;
+    for (unsigned k = 0; k < 4; k++)
+        physmem_write8(pm, pa[k], (uint8_t)(v >> (8 * k)));
+    return v;
+}
+
+/* Skip M periods of P iterations from a boundary with R iterations to go:
+ * word j is visited with ECX = R - j - k P for k = 0..M-1. */
+static uint32_t skip_memory(const UserWork *w, uint64_t P, uint64_t M, uint64_t R)
+{
+    Mmu *mmu = cpu_mmu(w->cpu);
+    /* M (M - 1) / 2 exactly (M < 2^32), then everything mod 2^32. */
+    uint64_t tri = M % 2 ? M * ((M - 1) / 2) : (M / 2) * (M - 1);
+    uint32_t last = 0;
+    for (uint64_t j = 0; j < P; j++) {
+        uint32_t add = (uint32_t)(M * (R - j) - P * tri);
+        last = word_add(mmu, w->va + (uint32_t)(j * w->stride), add);
+    }
+    return last;
+}
+
+/* Account times more blocks of q periods of P iterations (a cycle of q
+ * periods, q = 1 for a fixed point), each counting d, from a boundary with
+ * R iterations to go. */
+static void skip(const UserWork *w, uint64_t P, uint64_t q, uint64_t R, const Counters *d,
+                 uint64_t times, UserWorkSkips *sk)
+{
+    Cpu *cpu = w->cpu;
+    uint64_t Q = q * P;
+    g_assert(d->insns == Q * USER_WORK_INSNS_PER_ITER && d->insns_user == d->insns);
+    mmu_state_stats_add(cpu_mmu(cpu), &d->mem, times);
+    cpu_add_user_work(cpu, times * (d->cycles - d->mem.mmu.cycles), times * d->insns);
+    uint32_t last = skip_memory(w, P, times * q, R);
+    cpu_set_reg(cpu, REG_ECX, (uint32_t)(R - times * Q));
+    cpu_set_reg(cpu, REG_EAX, last);
+    sk->runs++;
+    sk->periods += times * q;
+    sk->insns += times * d->insns;
+}
+
+/* Brent's cycle detection over the states at period boundaries: a
+ * checkpoint is compared with each following boundary; after 1, 2, 4, ...
+ * periods without a match (1 for the first CONSECUTIVE_CHECKS) the current
+ * boundary becomes the checkpoint. A match after lam periods is a cycle of
+ * lam periods (lam = 1: a fixed point), found within about twice the
+ * periods it takes the states to enter it plus its length, with one
+ * stored state. */
+bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
+{
+    Cpu *cpu = w->cpu;
+    uint64_t R = cpu_reg(cpu, REG_ECX);
+    if (!userwork_worth(R, w->bytes, w->stride) || !mmu_state_comparable(cpu_mmu(cpu)))
+        return true;
+    g_assert(cpu_reg(cpu, REG_EBX) == w->va);
+    memset(w->scratch->valid, 0, sizeof w->scratch->valid);
+    const uint64_t P = period_of(w->bytes, w->stride);
+    uint64_t power = 1, lam = 0;
+    unsigned checkpoints = 0;
+    Counters at_checkpoint, now, d;
+    counters_get(cpu, &at_checkpoint);
+    /* A period, then at least one to skip and one iteration to run. */
+    while (R > 2 * P) {
+        if (!w->run(w->user, P * USER_WORK_INSNS_PER_ITER))
+            return false;
+        R -= P;
+        lam++;
+        counters_get(cpu, &now);
+        counters_diff(&d, &now, &at_checkpoint);
+        bool checkpoint = lam == power;
+        if (compare(w, P, &d, checkpoint)) {
+            if (R > lam * P)
+                skip(w, P, lam, R, &d, (R - 1) / (lam * P), sk);
+            return true;
+        }
+        if (checkpoint) {
+            at_checkpoint = now;
+            if (++checkpoints >= CONSECUTIVE_CHECKS)
+                power *= 2;
+            lam = 0;
+            if (power > MAX_POWER)
+                return true;
+        }
+    }
+    return true;
+}

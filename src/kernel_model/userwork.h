@@ -1,0 +1,80 @@
+/* The user-work loop (stubs/user.asm, user_work) fast-forwarded exactly.
+ *
+ * The loop steps a cursor through a working set and wraps, so its address
+ * sequence repeats every P = ceil(bytes / stride) iterations. Timing in
+ * vmsplit depends on the addresses, never on the data, so the memory
+ * system (TLBs, PDE cache, caches, replacement state, A/D bits: the
+ * canonical snapshot of mmu_state.h, plus the core's front end) moves
+ * from one period boundary to the next by the same deterministic function.
+ * userwork_fast_forward runs whole periods on the core until the state at
+ * a boundary equals the state q periods earlier (Brent's cycle detection;
+ * q = 1 is a fixed point, the usual case; a cyclic stream longer than a
+ * fully associative LRU TLB repeats its way assignment only every few
+ * periods). From then on every block of q periods counts exactly what the
+ * last one did, and m blocks are skipped at once:
+ *   - every statistic (core cycles and instructions, MMU, TLB hierarchy
+ *     and arrays, caches) gets m times that block's delta;
+ *   - the working set gets what the skipped iterations would have added:
+ *     the word first visited with ECX = c receives
+ *       M c - P M (M - 1) / 2   (mod 2^32; M = m q periods skipped)
+ *     written to physical memory on the host side, not as modelled
+ *     references (those are already in the deltas);
+ *   - ECX drops by M P; EBX is back at the start, as after any period;
+ *     EAX holds the last word stored.
+ * The memory system is left in the state the block started from, which
+ * is the state the skipped blocks would have left (its raw LRU clocks
+ * are older, but they are compared only by rank). The rest of the run
+ * (1 to q P iterations, with the final DEC and JNZ) runs on the core, so
+ * the flags and registers at the end come from real execution.
+ *
+ * When no cycle appears nothing is skipped, which is always correct: the
+ * random TLB policy draws from its generator on every eviction, so a
+ * working set that evicts never repeats its state. Strides below 4 (the
+ * words would overlap) and TLB policies that cannot encode their state
+ * canonically are not fast-forwarded either. */
+#ifndef VMSPLIT_KERNEL_MODEL_USERWORK_H
+#define VMSPLIT_KERNEL_MODEL_USERWORK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/cpu.h"
+
+/* What was fast-forwarded (machine_fast_forward_skips). */
+typedef struct {
+    uint64_t runs;               /* loop runs that skipped periods */
+    uint64_t periods;            /* periods skipped */
+    uint64_t insns;              /* instructions accounted without running */
+} UserWorkSkips;
+
+/* The caller runs the core: exactly steps steps; true if they all ran and
+ * the core is at the loop head again in user mode. On false the caller
+ * finds out why (a fault, a breakpoint) from its own state. */
+typedef bool (*UserWorkRunFn)(void *user, uint64_t steps);
+
+/* Host buffers for snapshots, kept from one run to the next so that a
+ * replay does not allocate a snapshot per event. No modelled state. */
+typedef struct UserWorkScratch UserWorkScratch;
+UserWorkScratch *userwork_scratch_new(void);
+void userwork_scratch_free(UserWorkScratch *s);
+
+typedef struct {
+    Cpu *cpu;
+    uint32_t code_lo, code_hi;   /* the loop's code (its ITLB entries count) */
+    uint32_t va, bytes, stride;  /* the working set, as the loop got them */
+    UserWorkRunFn run;
+    void *user;
+    UserWorkScratch *scratch;
+} UserWork;
+
+/* Whether a run of iters iterations can gain anything: a stride of at
+ * least 4 and room for two checked periods, one to skip and one to run. */
+bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride);
+
+/* With the core at the loop head (the .loop label), ECX iterations to go
+ * and EBX at va: run and skip as above. On true the core is at the loop
+ * head with at least one iteration to go, to be run normally. False if
+ * w->run returned false. */
+bool userwork_fast_forward(const UserWork *w, UserWorkSkips *skips);
+
+#endif

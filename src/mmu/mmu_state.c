@@ -1,0 +1,142 @@
+/* Snapshots, statistics arithmetic and a side-effect-free translation of
+ * the memory system: see mmu_state.h. */
+#include "mmu/mmu_state.h"
+
+#include <string.h>
+
+#include "mmu/cache_state.h"
+#include "mmu/mmu_priv.h"
+
+bool mmu_state_comparable(const Mmu *m)
+{
+    return tlb_state_comparable(m->tlb);
+}
+
+/* The PDE and PTE (0 when absent) that map lin, and their addresses. */
+static void paging_entries(const Mmu *m, uint32_t lin, uint64_t e[4])
+{
+    memset(e, 0, 4 * sizeof *e);
+    uint64_t pdpte = m->regs.pdpte[lin >> PAE_PDPTE_SHIFT];
+    if (!(pdpte & PAE_P))
+        return;
+    e[0] = (pdpte & PAE_ADDR_4K) + ((lin >> PAE_PDE_SHIFT) & (PAE_PTRS_PER_PD - 1)) * 8;
+    e[1] = physmem_read64(m->pm, e[0]);
+    if (!(e[1] & PAE_P) || (e[1] & PAE_PS))
+        return;
+    e[2] = (e[1] & PAE_ADDR_4K) + ((lin >> PAGE_SHIFT) & (PAE_PTRS_PER_PT - 1)) * 8;
+    e[3] = physmem_read64(m->pm, e[2]);
+}
+
+bool mmu_state_peek(const Mmu *m, uint32_t lin, uint64_t *pa)
+{
+    if (!m->paging) {
+        *pa = lin;
+        return true;
+    }
+    uint64_t e[4];
+    paging_entries(m, lin, e);
+    if ((e[1] & (PAE_P | PAE_PS)) == (PAE_P | PAE_PS)) {
+        *pa = (e[1] & PAE_ADDR_2M) | (lin & (PAE_PAGE_2M - 1));
+        return true;
+    }
+    if (!(e[3] & PAE_P))
+        return false;
+    *pa = (e[3] & PAE_ADDR_4K) | (lin & (PAGE_SIZE - 1));
+    return true;
+}
+
+static void append_control(const Mmu *m, GByteArray *out)
+{
+    uint64_t c[10] = { m->cr0, m->regs.cr3, m->cr4, m->efer, m->pcid,
+                       (uint64_t)m->paging | (uint64_t)m->regs.wp << 1 |
+                           (uint64_t)m->regs.nxe << 2,
+                       m->regs.pdpte[0], m->regs.pdpte[1], m->regs.pdpte[2],
+                       m->regs.pdpte[3] };
+    g_byte_array_append(out, (const guint8 *)c, sizeof c);
+}
+
+static void append_paging(const Mmu *m, const MmuRange *ranges, size_t nranges,
+                          GByteArray *out)
+{
+    append_control(m, out);
+    for (size_t i = 0; m->paging && i < nranges; i++) {
+        uint64_t hi = ranges[i].hi ? ranges[i].hi : 1ULL << 32;
+        g_assert(hi > ranges[i].lo);
+        for (uint64_t p = ranges[i].lo & ~(uint64_t)(PAGE_SIZE - 1); p < hi; p += PAGE_SIZE) {
+            uint64_t e[4];
+            paging_entries(m, (uint32_t)p, e);
+            g_byte_array_append(out, (const guint8 *)e, sizeof e);
+        }
+    }
+}
+
+unsigned mmu_state_nparts(const Mmu *m)
+{
+    return 1 + tlb_state_nparts(m->tlb) + cache_levels(m->cache);
+}
+
+void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
+                           size_t nranges, GByteArray *out)
+{
+    unsigned nt = tlb_state_nparts(m->tlb);
+    g_assert(part < mmu_state_nparts(m));
+    if (part == 0)
+        append_paging(m, ranges, nranges, out);
+    else if (part <= nt)
+        tlb_state_append_part(m->tlb, part - 1, out);
+    else
+        cache_state_append_level(m->cache, part - 1 - nt, out);
+}
+
+bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)
+{
+    unsigned nt = tlb_state_nparts(m->tlb);
+    g_assert(part < mmu_state_nparts(m));
+    if (part == 0)
+        return true;
+    if (part <= nt)
+        return tlb_state_part_moved(m->tlb, part - 1, &d->tlb);
+    return cache_state_level_moved(&d->cache, part - 1 - nt);
+}
+
+/* ---- statistics ---- */
+
+G_STATIC_ASSERT(sizeof(MmuStats) == 7 * sizeof(uint64_t));   /* the 7 below */
+
+void mmu_state_stats_get(const Mmu *m, MmuStatsAll *out)
+{
+    memset(out, 0, sizeof *out);
+    out->mmu = m->stats;
+    out->cache = *cache_stats(m->cache);
+    tlb_state_stats_get(m->tlb, &out->tlb);
+}
+
+void mmu_state_stats_diff(MmuStatsAll *d, const MmuStatsAll *a, const MmuStatsAll *b)
+{
+    memset(d, 0, sizeof *d);
+    d->mmu = (MmuStats){
+        .cycles = a->mmu.cycles - b->mmu.cycles,
+        .walk_cycles = a->mmu.walk_cycles - b->mmu.walk_cycles,
+        .walks = a->mmu.walks - b->mmu.walks,
+        .data_cycles = a->mmu.data_cycles - b->mmu.data_cycles,
+        .cr3_writes = a->mmu.cr3_writes - b->mmu.cr3_writes,
+        .cr3_cycles = a->mmu.cr3_cycles - b->mmu.cr3_cycles,
+        .invlpgs = a->mmu.invlpgs - b->mmu.invlpgs,
+    };
+    cache_state_stats_diff(&d->cache, &a->cache, &b->cache);
+    tlb_state_stats_diff(&d->tlb, &a->tlb, &b->tlb);
+}
+
+void mmu_state_stats_add(Mmu *m, const MmuStatsAll *d, uint64_t times)
+{
+    MmuStats *s = &m->stats;
+    s->cycles += times * d->mmu.cycles;
+    s->walk_cycles += times * d->mmu.walk_cycles;
+    s->walks += times * d->mmu.walks;
+    s->data_cycles += times * d->mmu.data_cycles;
+    s->cr3_writes += times * d->mmu.cr3_writes;
+    s->cr3_cycles += times * d->mmu.cr3_cycles;
+    s->invlpgs += times * d->mmu.invlpgs;
+    cache_state_stats_add(m->cache, &d->cache, times);
+    tlb_state_stats_add(m->tlb, &d->tlb, times);
+}

@@ -1,0 +1,379 @@
+/* The user-work fast-forward (kernel_model/userwork.h) against full
+ * execution: the same work on two freshly booted machines, one running
+ * every instruction, must leave every counter (core, MMU, TLB hierarchy
+ * and each array, caches), every register, EFLAGS and every byte of the
+ * working set identical; and the fast-forward must actually have skipped
+ * (or, where its state never repeats, have skipped nothing). Patterns and
+ * strides are the replay's (src/replay/replay.c do_user); working sets
+ * below and above the DTLB, L1 and L2; layouts 3g1g and 4g4g; presets
+ * p4-northwood and skylake; TLB policies lru, plru, fifo and random.
+ * Plus one run checked against sums worked out by hand. */
+#include <check.h>
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/preset.h"
+#include "kernel_model/machine.h"
+#include "mmu/pae.h"
+#include "tlb/hierarchy.h"
+
+#define GiB (1024ULL * 1024 * 1024)
+#define WS_VA 0x20000000u
+#define LINE 64u                         /* replay.c: seq and hot step a line */
+#define RAND_STRIDE (7 * PAGE_SIZE + 64) /* replay.c: rand jumps 7 pages and a line */
+
+typedef enum { SEQ, HOT, RAND } Pattern;
+
+typedef struct {
+    Pattern pat;
+    uint32_t pages;              /* as a trace gives them */
+} Case;
+
+/* Working sets of the replay's patterns. p4-northwood: DTLB 64 entries,
+ * L1 8 KiB (2 pages), L2 512 KiB (128 pages); skylake: DTLB 64 + STLB
+ * 1536, L1 32 KiB, L2 256 KiB (64 pages), L3 8 MiB. */
+static const Case cases[] = {
+    { SEQ, 2 },      /* fits L1 (p4: exactly) and the DTLB */
+    { SEQ, 24 },     /* beyond L1, within the DTLB */
+    { SEQ, 96 },     /* beyond the p4 DTLB and the skylake L2 */
+    { SEQ, 160 },    /* beyond the p4 L2 */
+    { HOT, 16 },     /* the bundled traces' work: 2 hot pages */
+    { HOT, 1024 },   /* 128 hot pages */
+    { RAND, 16 },    /* 3 pages a period */
+    { RAND, 512 },   /* 73 pages a period: beyond the DTLB */
+};
+
+static void work_of(const Case *c, uint32_t *bytes, uint32_t *stride)
+{
+    uint32_t span = c->pages;
+    *stride = LINE;
+    if (c->pat == RAND)
+        *stride = RAND_STRIDE;
+    else if (c->pat == HOT)
+        span = MAX(1u, c->pages / 8);
+    *bytes = span * PAGE_SIZE;
+}
+
+typedef struct {
+    Preset *p;
+    Machine *m;
+} Fix;
+
+static Fix boot(const char *preset, const char *layout, const char *policy, bool ffwd)
+{
+    Fix f = { 0 };
+    GError *err = NULL;
+    f.p = preset_load(preset, &err);
+    ck_assert_msg(f.p, "%s", err ? err->message : "");
+    TlbHierConfig tlb;
+    tlb_hier_config_from_preset(&tlb, f.p);
+    tlb.policy = policy;
+    if (!strcmp(policy, "plru") && tlb.stlb.entries && tlb.stlb.ways == 12) {
+        /* Tree PLRU needs power-of-two ways: the Skylake STLB's 12 ways
+         * become 16 (2048 entries, 128 sets) for this test only. */
+        tlb.stlb.entries = 2048;
+        tlb.stlb.ways = 16;
+    }
+    MachineConfig mc = { .preset = f.p, .layout = layout_find(layout), .ram = 4 * GiB,
+                         .tlb = &tlb };
+    f.m = machine_new(&mc, &err);
+    ck_assert_msg(f.m, "%s: %s", layout, err ? err->message : "");
+    machine_set_fast_forward(f.m, ffwd);
+    return f;
+}
+
+static void fix_free(Fix *f)
+{
+    machine_free(f->m);
+    preset_free(f->p);
+}
+
+static void work(Fix *f, uint64_t insns, uint32_t bytes, uint32_t stride)
+{
+    GError *err = NULL;
+    ck_assert_msg(machine_user_work(f->m, insns, WS_VA, bytes, stride, &err), "%s",
+                  err ? err->message : "");
+}
+
+/* What a replay does around user work: earlier work over the set (its
+ * words are not zero any more), a system call (4g4g: two CR3 writes
+ * flush the user's TLB entries), then the work under test. Returns what
+ * the fast-forward skipped of that work. */
+static UserWorkSkips scenario(Fix *f, const Case *c, uint64_t insns)
+{
+    GError *err = NULL;
+    ck_assert(machine_map_user(f->m, machine_current(f->m), WS_VA, c->pages, true, &err));
+    uint32_t bytes, stride;
+    work_of(c, &bytes, &stride);
+    work(f, 8 * 3001 + 5, c->pages * PAGE_SIZE, 4 * LINE + 4);
+    ck_assert(machine_syscall(f->m, 20 /* getpid */, NULL, NULL, &err));
+    UserWorkSkips s0 = *machine_fast_forward_skips(f->m);
+    work(f, insns, bytes, stride);
+    const UserWorkSkips *s1 = machine_fast_forward_skips(f->m);
+    return (UserWorkSkips){ .runs = s1->runs - s0.runs, .periods = s1->periods - s0.periods,
+                            .insns = s1->insns - s0.insns };
+}
+
+/* ---- comparing two machines ---- */
+
+static void same_tlb_stats(const TlbStats *a, const TlbStats *b, const char *where)
+{
+    for (size_t i = 0; i < tlb_stats_count(); i++) {
+        TlbStatItem x = tlb_stats_item(a, i), y = tlb_stats_item(b, i);
+        ck_assert_msg(x.value == y.value, "%s %s: %" G_GUINT64_FORMAT " with, %"
+                      G_GUINT64_FORMAT " without the fast-forward", where, x.name,
+                      x.value, y.value);
+    }
+}
+
+#define SAME(field, what)                                                          \
+    ck_assert_msg((a)->field == (b)->field, "%s: %" G_GUINT64_FORMAT " with, %"  \
+                  G_GUINT64_FORMAT " without", what, (uint64_t)(a)->field,        \
+                  (uint64_t)(b)->field)
+
+static void same_mmu(Mmu *x, Mmu *y)
+{
+    const MmuStats *a = mmu_stats(x), *b = mmu_stats(y);
+    SAME(cycles, "mmu cycles");
+    SAME(walk_cycles, "walk_cycles");
+    SAME(walks, "walks");
+    SAME(data_cycles, "data_cycles");
+    SAME(cr3_writes, "cr3_writes");
+    SAME(cr3_cycles, "cr3_cycles");
+    SAME(invlpgs, "invlpgs");
+    const TlbHierarchy *hx = mmu_tlb(x), *hy = mmu_tlb(y);
+    same_tlb_stats(tlb_hier_stats(hx), tlb_hier_stats(hy), "tlb");
+    ck_assert_uint_eq(tlb_hier_array_count(hx), tlb_hier_array_count(hy));
+    for (unsigned i = 0; i < tlb_hier_array_count(hx); i++)
+        same_tlb_stats(tlb_stats(tlb_hier_array(hx, i)), tlb_stats(tlb_hier_array(hy, i)),
+                       tlb_name(tlb_hier_array(hx, i)));
+    const CacheStats *ca = cache_stats(mmu_cache(x)), *cb = cache_stats(mmu_cache(y));
+    for (unsigned l = 0; l < CACHE_MAX_LEVELS; l++) {
+        ck_assert_uint_eq(ca->level[l].hits, cb->level[l].hits);
+        ck_assert_uint_eq(ca->level[l].misses, cb->level[l].misses);
+        ck_assert_uint_eq(ca->level[l].evictions, cb->level[l].evictions);
+    }
+    ck_assert_uint_eq(ca->accesses, cb->accesses);
+    ck_assert_uint_eq(ca->writes, cb->writes);
+    ck_assert_uint_eq(ca->mem, cb->mem);
+    ck_assert_uint_eq(ca->uncached, cb->uncached);
+    ck_assert_uint_eq(ca->cycles, cb->cycles);
+}
+#undef SAME
+
+/* The frame behind a user page, by the PAE walker over the task's user
+ * page table (not the MMU under test). */
+static const uint8_t *user_frame(Machine *m, uint32_t va)
+{
+    PhysMem *pm = mmu_physmem(machine_mmu(m));
+    PaeRegs r = { 0 };
+    ck_assert(pae_load_cr3(&r, pm, pspace_user_cr3(machine_task_space(m, machine_current(m))),
+                           NULL));
+    PaeWalk w;
+    ck_assert(pae_walk(&r, pm, va, ACCESS_READ, 3, &w));
+    return physmem_frame_peek(pm, w.frame);
+}
+
+static void same_machines(Fix *on, Fix *off, uint32_t pages)
+{
+    Cpu *a = machine_cpu(on->m), *b = machine_cpu(off->m);
+    ck_assert_uint_eq(cpu_cycles(a), cpu_cycles(b));
+    ck_assert_uint_eq(cpu_insns(a), cpu_insns(b));
+    ck_assert_uint_eq(cpu_insns_user(a), cpu_insns_user(b));
+    for (CpuReg r = REG_EAX; r < CPU_NREGS; r++)
+        ck_assert_msg(cpu_reg(a, r) == cpu_reg(b, r), "register %d: 0x%08x with, 0x%08x without",
+                      r, cpu_reg(a, r), cpu_reg(b, r));
+    ck_assert_uint_eq(cpu_eip(a), cpu_eip(b));
+    ck_assert_uint_eq(cpu_eflags(a), cpu_eflags(b));
+    same_mmu(machine_mmu(on->m), machine_mmu(off->m));
+    for (uint32_t i = 0; i < pages; i++) {
+        /* NULL: a frame never written (reads as zeros). */
+        const uint8_t *x = user_frame(on->m, WS_VA + i * PAGE_SIZE);
+        const uint8_t *y = user_frame(off->m, WS_VA + i * PAGE_SIZE);
+        ck_assert_msg((x && y) || (!x && !y), "working-set page %u written in one only", i);
+        ck_assert_msg(!x || memcmp(x, y, PAGE_SIZE) == 0, "working-set page %u differs", i);
+    }
+}
+
+/* Enough iterations (8 1/3 periods at least) to find the cycle, skip
+ * several periods and leave a remainder that is not a whole period. A stream longer than the P4's
+ * 64-way DTLB repeats its way assignment only every 64 / gcd(64, pages
+ * per period) periods (rand 512: 73 pages, 64 periods), which Brent's
+ * detection finds within about 3 x 64 periods: hence 20000 iterations at
+ * least. */
+static uint64_t insns_for(const Case *c)
+{
+    uint32_t bytes, stride;
+    work_of(c, &bytes, &stride);
+    uint64_t period = (bytes + stride - 1) / stride;
+    return 8 * MAX(8 * period + period / 3 + 1, 20000 + 7) + 3;
+}
+
+/* Runs one case with and without the fast-forward; returns the periods
+ * skipped. */
+static uint64_t compare_case(const char *preset, const char *layout, const char *policy,
+                             const Case *c)
+{
+    Fix on = boot(preset, layout, policy, true), off = boot(preset, layout, policy, false);
+    uint64_t insns = insns_for(c);
+    UserWorkSkips sk = scenario(&on, c, insns);
+    scenario(&off, c, insns);
+    same_machines(&on, &off, c->pages);
+    ck_assert_uint_eq(machine_fast_forward_skips(off.m)->periods, 0);
+    uint64_t skipped = sk.periods;
+    uint32_t bytes, stride;
+    work_of(c, &bytes, &stride);
+    ck_assert_uint_eq(sk.insns, skipped * 8 * ((bytes + stride - 1) / stride));
+    ck_assert_uint_le(sk.insns, insns);
+    fix_free(&on);
+    fix_free(&off);
+    return skipped;
+}
+
+static const char *presets[] = { "p4-northwood", "skylake" };
+static const char *layouts[] = { "3g1g", "4g4g" };
+
+/* _i: case x preset x layout. lru, plru and fifo all reach a fixed point
+ * on these loops (each period makes the same references in the same
+ * order), so each case must skip. */
+static void policy_cases(const char *policy, int i)
+{
+    const Case *c = &cases[i / 4];
+    const char *preset = presets[(i / 2) % 2], *layout = layouts[i % 2];
+    uint64_t skipped = compare_case(preset, layout, policy, c);
+    ck_assert_msg(skipped > 0, "%s %s %s: case %d skipped nothing", preset, layout, policy,
+                  i / 4);
+}
+
+START_TEST(lru_identical) { policy_cases("lru", _i); }
+END_TEST
+
+START_TEST(plru_identical) { policy_cases("plru", _i); }
+END_TEST
+
+START_TEST(fifo_identical) { policy_cases("fifo", _i); }
+END_TEST
+
+/* Random replacement draws from its generator on every eviction: a loop
+ * whose pages do not fit the DTLB evicts every period, so its state never
+ * repeats and nothing may be skipped; a loop that fits evicts nothing and
+ * may be skipped. Identical either way. */
+START_TEST(random_identical)
+{
+    static const Case evicting = { RAND, 512 }, fitting = { HOT, 16 };
+    const char *preset = presets[_i / 2], *layout = layouts[_i % 2];
+    ck_assert_uint_eq(compare_case(preset, layout, "random", &evicting), 0);
+    ck_assert_uint_gt(compare_case(preset, layout, "random", &fitting), 0);
+}
+END_TEST
+
+/* Hand-worked: 8 bytes, stride 4 (two words, period 2), 1001 iterations
+ * from zeroed memory. Iteration i (0-based) adds ECX = 1001 - i to word
+ * i mod 2:
+ *   word 0: 1001 + 999 + ... + 1   (501 terms) = 501^2 = 251001
+ *   word 1: 1000 + 998 + ... + 2   (500 terms) = 500 * 501 = 250500
+ * The last iteration (i = 1000) writes word 0, so EAX = 251001; the
+ * cursor is at word 1 (EBX = va + 4); ECX = 0 and the final DEC leaves
+ * ZF = 1, SF = 0. */
+START_TEST(hand_worked_sums)
+{
+    Fix f = boot("p4-northwood", layouts[_i], "lru", true);
+    GError *err = NULL;
+    ck_assert(machine_map_user(f.m, machine_current(f.m), WS_VA, 1, true, &err));
+    work(&f, 8 * 1001, 8, 4);
+    ck_assert_uint_gt(machine_fast_forward_skips(f.m)->periods, 400);
+    const uint8_t *fr = user_frame(f.m, WS_VA);
+    uint32_t w0, w1;
+    memcpy(&w0, fr, 4);
+    memcpy(&w1, fr + 4, 4);
+    ck_assert_uint_eq(w0, 251001);
+    ck_assert_uint_eq(w1, 250500);
+    Cpu *c = machine_cpu(f.m);
+    ck_assert_uint_eq(cpu_reg(c, REG_EAX), 251001);
+    ck_assert_uint_eq(cpu_reg(c, REG_EBX), WS_VA + 4);
+    ck_assert_uint_eq(cpu_reg(c, REG_ECX), 0);
+    ck_assert(cpu_eflags(c) & EFLAGS_ZF);
+    ck_assert(!(cpu_eflags(c) & EFLAGS_SF));
+    ck_assert_uint_ge(cpu_insns_user(c), 8 * 1001 + 4);
+    fix_free(&f);
+}
+END_TEST
+
+/* Sums that wrap: 2^32 - 1 is not reachable in a test, but large ECX
+ * values are: 600000 iterations over one word (period 1) add
+ * 600000 + 599999 + ... + 1 = 600000 * 600001 / 2 = 180000300000, which
+ * is 0x29E8DA9BE0: 0xE8DA9BE0 mod 2^32. */
+START_TEST(wrapping_sum)
+{
+    Fix f = boot("skylake", "3g1g", "lru", true);
+    GError *err = NULL;
+    ck_assert(machine_map_user(f.m, machine_current(f.m), WS_VA, 1, true, &err));
+    work(&f, 8ULL * 600000, 4, 4);
+    ck_assert_uint_gt(machine_fast_forward_skips(f.m)->periods, 590000);
+    uint32_t w;
+    memcpy(&w, user_frame(f.m, WS_VA), 4);
+    ck_assert_uint_eq(w, 0xE8DA9BE0u);
+    fix_free(&f);
+}
+END_TEST
+
+/* Words that straddle a page boundary (stride 4094 over three pages:
+ * offsets 0, 4094, 8188, 12282, two of them split across pages) are
+ * updated byte by byte in the right frames. */
+START_TEST(page_crossing_words)
+{
+    Fix on = boot("p4-northwood", layouts[_i], "lru", true);
+    Fix off = boot("p4-northwood", layouts[_i], "lru", false);
+    GError *err = NULL;
+    Fix *f[2] = { &on, &off };
+    for (int k = 0; k < 2; k++) {
+        ck_assert(machine_map_user(f[k]->m, machine_current(f[k]->m), WS_VA, 4, true, &err));
+        work(f[k], 8 * 5003, 3 * PAGE_SIZE, 4094);
+    }
+    same_machines(&on, &off, 4);
+    ck_assert_uint_gt(machine_fast_forward_skips(on.m)->periods, 1000);
+    fix_free(&on);
+    fix_free(&off);
+}
+END_TEST
+
+/* Strides below 4 would make the words overlap (the closed form would
+ * not hold): never fast-forwarded. */
+START_TEST(narrow_stride_not_skipped)
+{
+    Fix f = boot("p4-northwood", "4g4g", "lru", true);
+    GError *err = NULL;
+    ck_assert(machine_map_user(f.m, machine_current(f.m), WS_VA, 1, true, &err));
+    work(&f, 8 * 5000, 64, 2);
+    ck_assert_uint_eq(machine_fast_forward_skips(f.m)->periods, 0);
+    fix_free(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("userwork");
+    TCase *t = tcase_create("fast-forward");
+    tcase_set_timeout(t, 300);
+    int n = (int)G_N_ELEMENTS(cases) * 4;
+    tcase_add_loop_test(t, lru_identical, 0, n);
+    tcase_add_loop_test(t, plru_identical, 0, n);
+    tcase_add_loop_test(t, fifo_identical, 0, n);
+    tcase_add_loop_test(t, random_identical, 0, 4);
+    tcase_add_loop_test(t, hand_worked_sums, 0, 2);
+    tcase_add_test(t, wrapping_sum);
+    tcase_add_loop_test(t, page_crossing_words, 0, 2);
+    tcase_add_test(t, narrow_stride_not_skipped);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
