@@ -196,6 +196,7 @@ struct Cpu {
     bool dcache_on;
     DcEntry *dcache;
     Block *blocks;
+    bool caches_used;            /* dcache/blocks may hold entries (cpu_run ran) */
     uint64_t bp_filter;          /* bit (eip & 63) of every breakpoint */
     bool block_exit;             /* a running block must stop after this insn */
 
