@@ -46,6 +46,9 @@ typedef struct {
     uint32_t user_buf_bytes;         /* its mapped size (copies wrap in it) */
     uint32_t ret;                    /* the value the call returns */
     int switch_to;                   /* >= 0: block and switch to this task */
+    bool flush_mm;                   /* it changed the current mm's mappings
+                                      * (munmap, mprotect, a shrinking brk):
+                                      * the body ends with __flush_tlb() */
 } SyscallCall;
 
 /* Cycles of one body, by part (exclusive). */
@@ -55,6 +58,7 @@ typedef struct {
     uint64_t walks;              /* TLB refills taken inside the body */
     uint64_t kmaps, invlpgs;     /* indirect uaccess */
     uint64_t copied;             /* bytes */
+    uint64_t tlb_flushes;        /* __flush_tlb() calls (SyscallCall.flush_mm) */
 } KBodyCost;
 
 typedef struct KernelBody KernelBody;

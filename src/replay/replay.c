@@ -26,6 +26,7 @@ typedef struct {
     bool buf_mapped;
     uint64_t slab;                   /* outstanding slab bytes */
     uint64_t tables;                 /* page-table + stack bytes charged */
+    uint64_t brk;                    /* last heap break seen (0: none yet) */
 } Proc;
 
 struct ReplayResult {
@@ -149,7 +150,26 @@ static uint32_t copy_bytes(uint64_t traced, uint32_t profile)
     return profile == COPY_ARG ? 0 : profile;
 }
 
-static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, GError **err)
+/* Whether the state event after a syscall says it unmapped or changed the
+ * protection of the caller's memory, which on Linux 2.6 i386 ends with a
+ * TLB flush (body.c, flush_mm): munmap, mprotect, and brk moving the break
+ * down (do_munmap). mmap and a growing brk only add mappings: no flush. A
+ * failed call has no state event after it (FORMAT.md). */
+static bool changes_mm(Replay *r, const TraceEvent *ev, const TraceEvent *next)
+{
+    if (!next || next->pid != ev->pid)
+        return false;
+    if (next->kind == TRACE_EV_MUNMAP || next->kind == TRACE_EV_MPROTECT)
+        return true;
+    if (next->kind == TRACE_EV_BRK) {
+        Proc *p = proc_of(r, ev->pid);
+        return p && p->brk && next->u.brk.addr < p->brk;
+    }
+    return false;
+}
+
+static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, bool flush_mm,
+                       GError **err)
 {
     Proc *p = proc_get(r, ev->pid, err);
     if (!p)
@@ -163,6 +183,7 @@ static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, GError **
         .user_buf = BUF_VA, .user_buf_bytes = BUF_PAGES * PAGE_SIZE,
         .ret = (uint32_t)ev->u.sys.ret,
         .switch_to = switch_to,
+        .flush_mm = flush_mm,
     };
     if ((call.bytes_in || call.bytes_out) && !p->buf_mapped) {
         if (!machine_map_user(r->m, p->task, BUF_VA, BUF_PAGES, true, err))
@@ -226,7 +247,7 @@ static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bo
             to = np->task;
             *ate_next = true;
         }
-        bool ok = do_syscall(r, ev, to, err);
+        bool ok = do_syscall(r, ev, to, changes_mm(r, ev, next), err);
         if (ok && to >= 0)
             r->res->t.switches++;
         return ok;
@@ -259,10 +280,20 @@ static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bo
         r->res->t.exits++;
         return true;
     }
+    case TRACE_EV_BRK: {
+        Proc *p = proc_get(r, ev->pid, err);
+        if (!p)
+            return false;
+        p->brk = ev->u.brk.addr;
+        r->res->t.map_events++;
+        return true;
+    }
     case TRACE_EV_MMAP:
     case TRACE_EV_MUNMAP:
     case TRACE_EV_MPROTECT:
-    case TRACE_EV_BRK:
+        /* Their cost is the syscall before them (and its flush); the
+         * model's user working set is its own region, so nothing is
+         * mapped or unmapped here. */
         r->res->t.map_events++;
         return true;
     default:
@@ -281,6 +312,7 @@ static void finish(Replay *r)
     t->walks = ms->walks;
     t->walk_cycles = ms->walk_cycles;
     t->kmaps = kbody_total(r->kb)->kmaps;
+    t->mm_flushes = kbody_total(r->kb)->tlb_flushes;
     t->copied = kbody_total(r->kb)->copied;
     uint64_t cr3c = 0;
     for (guint i = 0; i < r->res->sys->len; i++)

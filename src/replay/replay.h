@@ -11,7 +11,11 @@
  *   switch    a timer interrupt whose handler schedules the task (pids the
  *             trace never forked become tasks when first seen)
  *   fork      a new task (page tables, kernel stack); exit frees it
- *   mmap...   counted (their syscalls carry the cost)
+ *   mmap...   counted (their syscalls carry the cost); a successful munmap
+ *             or mprotect, or a brk that moves the break down, makes its
+ *             syscall end with __flush_tlb(), a CR3 reload, as Linux 2.6
+ *             i386 does on a uniprocessor (kernel_model/body.c); the model's
+ *             working set is its own region, so no pages come or go
  *
  * Lowmem occupancy follows the replay: page tables and kernel stacks per
  * task, slab per syscall (released by close and at exit), against the lowmem
@@ -65,6 +69,7 @@ typedef struct {
     X(forks, "forks")                                                          \
     X(exits, "exits")                                                          \
     X(map_events, "mmap/munmap/mprotect/brk events")                           \
+    X(mm_flushes, "TLB flushes (__flush_tlb) by munmap, mprotect, brk shrinking") \
     X(cr3_writes, "CR3 writes")                                                \
     X(cr3_cycles, "cycles of MOV CR3 and its PDPTE loads")                     \
     X(walks, "page walks")                                                     \

@@ -158,6 +158,49 @@ START_TEST(bad_trace)
 }
 END_TEST
 
+/* Unmapping or re-protecting memory ends with __flush_tlb() on Linux 2.6
+ * i386 (flush_tlb_mm / flush_tlb_range on a uniprocessor: one CR3 reload of
+ * the current mm). Which calls flush, by hand from mm/mmap.c and
+ * mm/mprotect.c: munmap and mprotect when they succeed (a state event
+ * follows), brk when it moves the break down; mmap, a growing or first brk
+ * and a failed call do not. Six syscalls here, three of them flush. */
+START_TEST(flush_on_unmap)
+{
+    char *t = write_trace("7 sys brk 134217728\n7 brk 0x8000000\n"      /* first: no flush */
+                          "7 user 800 4 seq\n"
+                          "7 sys munmap 0\n7 munmap 0x40000000 4096\n"  /* flush */
+                          "7 sys mprotect 0\n7 mprotect 0x40001000 4096 r--\n" /* flush */
+                          "7 sys munmap -1 err=EINVAL\n"                /* failed: none */
+                          "7 sys brk 125829120\n7 brk 0x7800000\n"     /* shrinks: flush */
+                          "7 sys brk 130023424\n7 brk 0x7c00000\n"     /* grows: none */
+                          "7 user 800 4 seq\n");
+    static const char *names[] = { "3g1g", "4g4g" };
+    static const uint64_t want_cr3[] = { 3, 2 * 6 + 3 };
+    for (int i = 0; i < 2; i++) {
+        ReplayResult *r = replay(t, names[i]);
+        const ReplayTotals *tt = replay_totals(r);
+        ck_assert_uint_eq(tt->syscalls, 6);
+        ck_assert_uint_eq(tt->mm_flushes, 3);
+        ck_assert_uint_eq(tt->cr3_writes, want_cr3[i]);
+        replay_result_free(r);
+    }
+    /* Under 3g1g the flush is what drops the user's TLB entries: the same
+     * trace without the state events (every call failed) drops none. */
+    char *t2 = write_trace("7 user 800 4 seq\n7 sys munmap -1 err=EINVAL\n7 user 800 4 seq\n");
+    char *t3 = write_trace("7 user 800 4 seq\n7 sys munmap 0\n7 munmap 0x40000000 4096\n"
+                           "7 user 800 4 seq\n");
+    ReplayResult *a = replay(t2, "3g1g"), *b = replay(t3, "3g1g");
+    ck_assert_uint_eq(replay_tlb(a)->dropped_cr3, 0);
+    ck_assert_uint_gt(replay_tlb(b)->dropped_cr3, 0);
+    ck_assert_uint_gt(replay_totals(b)->walks, replay_totals(a)->walks);
+    replay_result_free(a);
+    replay_result_free(b);
+    g_free(t);
+    g_free(t2);
+    g_free(t3);
+}
+END_TEST
+
 int main(void)
 {
     GError *err = NULL;
@@ -172,6 +215,7 @@ int main(void)
     tcase_add_test(tc, deterministic);
     tcase_add_test(tc, lowmem_follows_tasks);
     tcase_add_test(tc, bad_trace);
+    tcase_add_test(tc, flush_on_unmap);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
