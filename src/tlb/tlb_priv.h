@@ -158,8 +158,8 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
  * the hit path a compare and nothing else (tlb.c). */
 G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
-/* The common hit, decided on a straight path: the first page size (4
- * KiB unless the array holds only large pages), a policy whose hit is a
+/* The common hit, decided on a straight path: the array's page sizes in
+ * order (4 KiB first unless it holds only large pages), a policy whose hit is a
  * stamp (LRU) or nothing (FIFO, random), no dirty walk needed. Returns the entry after counting the hit and telling the
  * policy; or NULL having changed nothing, and the caller starts again on
  * its slow path (tlb_lookup_slow). Keeping the rare cases out of the
@@ -175,8 +175,19 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
      * page (fetch blocks, a load then a store), and at most one slot can
      * match, so trying it first finds the same slot find_slot would. */
     int s = t->hint;
-    if (((t->tag[s].key ^ key) & t->tag[s].mask) != 0)
+    if (((t->tag[s].key ^ key) & t->tag[s].mask) != 0) {
         s = find_slot(t, t->hash_salt[0], vpn, key);
+        /* An array holding both page sizes (the P4's DTLB) serves the
+         * kernel's 2 MiB direct map from here too: the second size, after
+         * the first missed, in tlb_lookup_slow's order. */
+        if (s == NO_SLOT && t->nsizes > 1) {
+            uint32_t vpn1 = lin >> t->shifts[1];
+            uint64_t key1 = t->key_base[1] | ((uint64_t)vpn1 << KEY_VPN_SHIFT) | pcid;
+            s = t->hint;
+            if (((t->tag[s].key ^ key1) & t->tag[s].mask) != 0)
+                s = find_slot(t, t->hash_salt[1], vpn1, key1);
+        }
+    }
     if (G_UNLIKELY(s == NO_SLOT || !t->hit_inline ||
                    (access == ACCESS_WRITE && !t->ent[s].dirty)))
         return NULL;
