@@ -31,6 +31,7 @@ typedef struct {
     double host;                 /* median CPU seconds */
     double sim;                  /* simulated seconds */
     uint64_t cycles, user_insns, skipped;
+    UserWorkSkips sk;
 } Run;
 
 static Run bench(const Preset *p, const char *layout, const char *trace, bool ffwd, int runs)
@@ -52,6 +53,7 @@ static Run bench(const Preset *p, const char *layout, const char *trace, bool ff
         out.cycles = replay_totals(r)->cycles;
         out.user_insns = replay_totals(r)->user_insns;
         out.skipped = replay_fast_forward(r)->insns;
+        out.sk = *replay_fast_forward(r);
         replay_result_free(r);
     }
     qsort(t, runs, sizeof *t, cmp);
@@ -95,6 +97,9 @@ int main(int argc, char **argv)
                    traces[i], layouts[l], off.sim / off.host, on.sim / on.host,
                    off.host / on.host, 100.0 * on.skipped / MAX(on.user_insns, 1), on.sim,
                    off.host, on.host);
+            printf("  %-18s %" G_GUINT64_FORMAT " runs skipped, %" G_GUINT64_FORMAT
+                   " with a learned cycle; %.2f periods run per run\n", "",
+                   on.sk.runs, on.sk.reused, (double)on.sk.periods_run / MAX(on.sk.runs, 1));
         }
         g_free(tp);
     }

@@ -32,19 +32,47 @@
  * them. */
 #define CONSECUTIVE_CHECKS 3
 #define MAX_PARTS 16             /* 1 + paging + 5 arrays + PDE cache + 3 levels */
+/* Cycles kept for reuse, one per loop (CR3, va, bytes, stride), the
+ * oldest replaced: a trace's user work is a few loops per task. */
+#define MAX_LEARNED 16
+
+typedef struct {
+    MmuStatsAll mem;
+    uint64_t cycles, insns, insns_user;   /* the core's */
+} Counters;
+
+/* A cycle found by an earlier run of the same loop: the state its block
+ * starts from (and returns to), its length q in periods and what a block
+ * counts. The future of the loop is a function of that state and of the
+ * loop's parameters alone, so a later run that reaches the same state is
+ * in the same cycle. */
+typedef struct {
+    bool used;
+    uint32_t cr3, va, bytes, stride;
+    uint64_t q, age;
+    Counters d;
+    GByteArray *part[MAX_PARTS];
+    unsigned nparts;
+} Learned;
 
 struct UserWorkScratch {
-    GByteArray *part[MAX_PARTS];
-    bool valid[MAX_PARTS];       /* part[i] holds the state at the checkpoint */
-    GByteArray *tmp;
+    GByteArray *cur[MAX_PARTS];  /* part i at the current boundary */
+    bool cur_valid[MAX_PARTS];
+    GByteArray *ckpt[MAX_PARTS]; /* part i at the checkpoint */
+    bool ckpt_valid[MAX_PARTS];
+    Learned learned[MAX_LEARNED];
+    uint64_t clock;              /* ages the learned cycles */
 };
 
 UserWorkScratch *userwork_scratch_new(void)
 {
     UserWorkScratch *s = g_new0(UserWorkScratch, 1);
-    for (unsigned i = 0; i < MAX_PARTS; i++)
-        s->part[i] = g_byte_array_new();
-    s->tmp = g_byte_array_new();
+    for (unsigned i = 0; i < MAX_PARTS; i++) {
+        s->cur[i] = g_byte_array_new();
+        s->ckpt[i] = g_byte_array_new();
+        for (unsigned k = 0; k < MAX_LEARNED; k++)
+            s->learned[k].part[i] = g_byte_array_new();
+    }
     return s;
 }
 
@@ -52,16 +80,14 @@ void userwork_scratch_free(UserWorkScratch *s)
 {
     if (!s)
         return;
-    for (unsigned i = 0; i < MAX_PARTS; i++)
-        g_byte_array_unref(s->part[i]);
-    g_byte_array_unref(s->tmp);
+    for (unsigned i = 0; i < MAX_PARTS; i++) {
+        g_byte_array_unref(s->cur[i]);
+        g_byte_array_unref(s->ckpt[i]);
+        for (unsigned k = 0; k < MAX_LEARNED; k++)
+            g_byte_array_unref(s->learned[k].part[i]);
+    }
     g_free(s);
 }
-
-typedef struct {
-    MmuStatsAll mem;
-    uint64_t cycles, insns, insns_user;   /* the core's */
-} Counters;
 
 static uint64_t period_of(uint32_t bytes, uint32_t stride)
 {
@@ -91,50 +117,132 @@ static void counters_diff(Counters *d, const Counters *a, const Counters *b)
     d->insns_user = a->insns_user - b->insns_user;
 }
 
-/* Part i of the state at a boundary: 0 the core's front end, then the
- * memory system's, with the paging entries of the words the loop touches
- * and of its code. */
-static void append_part(const UserWork *w, uint64_t P, unsigned i, GByteArray *out)
+static unsigned nparts(const UserWork *w)
 {
+    unsigned n = 1 + mmu_state_nparts(cpu_mmu(w->cpu));
+    g_assert(n <= MAX_PARTS);
+    return n;
+}
+
+/* Whether the work with counts d moved part i (the core's front end and
+ * the paging entries are always re-read). */
+static bool moved(const UserWork *w, unsigned i, const Counters *d)
+{
+    return i <= 1 || mmu_state_part_moved(cpu_mmu(w->cpu), i - 1, &d->mem);
+}
+
+/* Part i of the state at the current boundary, read if it moved since it
+ * was last read: 0 the core's front end, then the memory system's, with
+ * the paging entries of the words the loop touches and of its code. */
+static const GByteArray *part(const UserWork *w, uint64_t P, unsigned i)
+{
+    UserWorkScratch *s = w->scratch;
+    if (s->cur_valid[i])
+        return s->cur[i];
+    g_byte_array_set_size(s->cur[i], 0);
+    s->cur_valid[i] = true;
     if (i == 0) {
-        cpu_append_model_state(w->cpu, out);
-        return;
+        cpu_append_model_state(w->cpu, s->cur[i]);
+        return s->cur[i];
     }
     uint64_t end = (uint64_t)w->va + (P - 1) * w->stride + 4;
     MmuRange r[2] = {
         { w->va, end >= (1ULL << 32) ? 0 : (uint32_t)end },
         { w->code_lo, w->code_hi },
     };
-    mmu_state_append_part(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), out);
+    mmu_state_append_part(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), s->cur[i]);
+    return s->cur[i];
 }
 
-/* Compare the state now with the one stored for the checkpoint,
- * re-reading only the parts that the work since then (delta d) moved;
- * true if equal. keep: make now the checkpoint (store what differs). */
+static bool same_bytes(const GByteArray *a, const GByteArray *b)
+{
+    return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* A new boundary after work with counts d since the last one: the parts
+ * it moved must be read again. */
+static void boundary(const UserWork *w, const Counters *d)
+{
+    for (unsigned i = 0; i < nparts(w); i++)
+        if (moved(w, i, d))
+            w->scratch->cur_valid[i] = false;
+}
+
+/* Compare the state now with the one stored for the checkpoint, reading
+ * only the parts that the work since then (delta d) moved; true if equal.
+ * keep: make now the checkpoint (store what differs). */
 static bool compare(const UserWork *w, uint64_t P, const Counters *d, bool keep)
 {
     UserWorkScratch *s = w->scratch;
-    Mmu *mmu = cpu_mmu(w->cpu);
-    unsigned n = 1 + mmu_state_nparts(mmu);
-    g_assert(n <= MAX_PARTS);
+    unsigned n = nparts(w);
     bool same = true;
     for (unsigned i = 0; i < n && (same || keep); i++) {
-        if (i > 0 && !mmu_state_part_moved(mmu, i - 1, &d->mem))
+        if (!moved(w, i, d))
             continue;
-        g_byte_array_set_size(s->tmp, 0);
-        append_part(w, P, i, s->tmp);
-        GByteArray *old = s->part[i];
-        if (s->valid[i] && old->len == s->tmp->len &&
-            memcmp(old->data, s->tmp->data, old->len) == 0)
+        const GByteArray *now = part(w, P, i);
+        if (s->ckpt_valid[i] && same_bytes(s->ckpt[i], now))
             continue;
         same = false;
         if (keep) {
-            s->part[i] = s->tmp;
-            s->tmp = old;
-            s->valid[i] = true;
+            g_byte_array_set_size(s->ckpt[i], 0);
+            g_byte_array_append(s->ckpt[i], now->data, now->len);
+            s->ckpt_valid[i] = true;
         }
     }
     return same;
+}
+
+/* The cycle learned for this loop, or NULL. */
+static Learned *learned_find(const UserWork *w, uint32_t cr3)
+{
+    UserWorkScratch *s = w->scratch;
+    for (unsigned k = 0; k < MAX_LEARNED; k++) {
+        Learned *l = &s->learned[k];
+        if (l->used && l->cr3 == cr3 && l->va == w->va && l->bytes == w->bytes &&
+            l->stride == w->stride)
+            return l;
+    }
+    return NULL;
+}
+
+/* Whether the whole state now is the learned cycle's start. */
+static bool learned_match(const UserWork *w, uint64_t P, const Learned *l)
+{
+    if (l->nparts != nparts(w))
+        return false;
+    for (unsigned i = 0; i < l->nparts; i++)
+        if (!same_bytes(part(w, P, i), l->part[i]))
+            return false;
+    return true;
+}
+
+/* Keep the cycle just found (the state now starts it) for later runs of
+ * this loop, in its old place or the least recently used. */
+static void learned_store(const UserWork *w, uint64_t P, uint32_t cr3, uint64_t q,
+                          const Counters *d)
+{
+    UserWorkScratch *s = w->scratch;
+    Learned *l = learned_find(w, cr3);
+    if (!l) {
+        l = &s->learned[0];
+        for (unsigned k = 1; k < MAX_LEARNED; k++)   /* unused ones have age 0 */
+            if (s->learned[k].age < l->age)
+                l = &s->learned[k];
+    }
+    l->used = true;
+    l->cr3 = cr3;
+    l->va = w->va;
+    l->bytes = w->bytes;
+    l->stride = w->stride;
+    l->q = q;
+    l->d = *d;
+    l->age = ++s->clock;
+    l->nparts = nparts(w);
+    for (unsigned i = 0; i < l->nparts; i++) {
+        const GByteArray *now = part(w, P, i);
+        g_byte_array_set_size(l->part[i], 0);
+        g_byte_array_append(l->part[i], now->data, now->len);
+    }
 }
 
 /* Add add to the 32-bit word at lin in physical memory, with no modelled
@@ -190,13 +298,26 @@ static void skip(const UserWork *w, uint64_t P, uint64_t q, uint64_t R, const Co
     sk->insns += times * d->insns;
 }
 
+/* Skip from a boundary with R iterations to go whose state starts the
+ * learned cycle l, if a whole block fits before the last iteration. */
+static void skip_learned(const UserWork *w, uint64_t P, uint64_t R, Learned *l,
+                         UserWorkSkips *sk)
+{
+    l->age = ++w->scratch->clock;
+    if (R <= l->q * P)
+        return;
+    skip(w, P, l->q, R, &l->d, (R - 1) / (l->q * P), sk);
+    sk->reused++;
+}
+
 /* Brent's cycle detection over the states at period boundaries: a
  * checkpoint is compared with each following boundary; after 1, 2, 4, ...
  * periods without a match (1 for the first CONSECUTIVE_CHECKS) the current
  * boundary becomes the checkpoint. A match after lam periods is a cycle of
  * lam periods (lam = 1: a fixed point), found within about twice the
  * periods it takes the states to enter it plus its length, with one
- * stored state. */
+ * stored state. A cycle learned by an earlier run of the loop is checked
+ * for at every boundary from the first (before any period) on. */
 bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
 {
     Cpu *cpu = w->cpu;
@@ -204,22 +325,40 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
     if (!userwork_worth(R, w->bytes, w->stride) || !mmu_state_comparable(cpu_mmu(cpu)))
         return true;
     g_assert(cpu_reg(cpu, REG_EBX) == w->va);
-    memset(w->scratch->valid, 0, sizeof w->scratch->valid);
+    UserWorkScratch *s = w->scratch;
+    memset(s->cur_valid, 0, sizeof s->cur_valid);
+    memset(s->ckpt_valid, 0, sizeof s->ckpt_valid);
+    const uint32_t cr3 = mmu_cr3(cpu_mmu(cpu));
     const uint64_t P = period_of(w->bytes, w->stride);
+    Learned *l = learned_find(w, cr3);
+    if (l && learned_match(w, P, l)) {
+        skip_learned(w, P, R, l, sk);
+        return true;
+    }
     uint64_t power = 1, lam = 0;
     unsigned checkpoints = 0;
-    Counters at_checkpoint, now, d;
+    Counters at_checkpoint, prev, now, d;
     counters_get(cpu, &at_checkpoint);
+    prev = at_checkpoint;
     /* A period, then at least one to skip and one iteration to run. */
     while (R > 2 * P) {
         if (!w->run(w->user, P * USER_WORK_INSNS_PER_ITER))
             return false;
         R -= P;
         lam++;
+        sk->periods_run++;
         counters_get(cpu, &now);
+        counters_diff(&d, &now, &prev);
+        boundary(w, &d);
+        prev = now;
+        if (l && learned_match(w, P, l)) {
+            skip_learned(w, P, R, l, sk);
+            return true;
+        }
         counters_diff(&d, &now, &at_checkpoint);
         bool checkpoint = lam == power;
         if (compare(w, P, &d, checkpoint)) {
+            learned_store(w, P, cr3, lam, &d);
             if (R > lam * P)
                 skip(w, P, lam, R, &d, (R - 1) / (lam * P), sk);
             return true;

@@ -27,6 +27,19 @@
  * (1 to q P iterations, with the final DEC and JNZ) runs on the core, so
  * the flags and registers at the end come from real execution.
  *
+ * A cycle found is kept per loop (CR3, va, bytes, stride): the state its
+ * block starts from, its length and its block's counts. A later run of the
+ * same loop compares its state at each boundary with that start and, on a
+ * match, skips at once: the loop's future is a function of that state and
+ * its parameters, so it is in the same cycle. Statistics being reset in
+ * between changes nothing (the counts kept are deltas).
+ *
+ * The caches enter a snapshot only through the sets the loop can touch
+ * (its frames and their PDEs and PTEs: code fetches are not looked up in
+ * the caches, mmu.h, and the caches neither prefetch nor write back): the
+ * other sets neither change nor matter while the loop runs, and lines a
+ * kernel path left elsewhere do not keep a later run from reusing a cycle.
+ *
  * When no cycle appears nothing is skipped, which is always correct: the
  * random TLB policy draws from its generator on every eviction, so a
  * working set that evicts never repeats its state. Strides below 4 (the
@@ -45,6 +58,8 @@ typedef struct {
     uint64_t runs;               /* loop runs that skipped periods */
     uint64_t periods;            /* periods skipped */
     uint64_t insns;              /* instructions accounted without running */
+    uint64_t reused;             /* runs that skipped with a cycle an earlier run found */
+    uint64_t periods_run;        /* periods run on the core while looking for a cycle */
 } UserWorkSkips;
 
 /* The caller runs the core: exactly steps steps; true if they all ran and

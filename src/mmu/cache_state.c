@@ -4,12 +4,30 @@
 
 #include "mmu/cache_priv.h"
 
-void cache_state_append_level(const CacheHier *c, unsigned level, GByteArray *out)
+void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
+                             size_t nspans, GByteArray *out)
 {
     g_assert(level < c->nlevels);
     const Level *L = &c->lv[level];
-    g_byte_array_append(out, (const guint8 *)L->tags,
-                        (guint)(L->nsets * L->ways * sizeof *L->tags));
+    guint8 *seen = g_malloc0((L->nsets + 7) / 8);
+    for (size_t i = 0; i < nspans; i++) {
+        if (!spans[i].len)
+            continue;
+        uint64_t first = spans[i].pa >> L->line_shift;
+        uint64_t last = (spans[i].pa + spans[i].len - 1) >> L->line_shift;
+        for (uint64_t line = first; line <= last && line - first <= L->set_mask; line++) {
+            uint64_t set = line & L->set_mask;
+            seen[set / 8] |= (guint8)(1u << (set % 8));
+        }
+    }
+    for (uint64_t set = 0; set < L->nsets; set++) {
+        if (!(seen[set / 8] & (1u << (set % 8))))
+            continue;
+        g_byte_array_append(out, (const guint8 *)&set, sizeof set);
+        g_byte_array_append(out, (const guint8 *)&L->tags[set * L->ways],
+                            (guint)(L->ways * sizeof *L->tags));
+    }
+    g_free(seen);
 }
 
 bool cache_state_level_moved(const CacheStats *d, unsigned level)

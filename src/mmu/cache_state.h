@@ -11,8 +11,18 @@
 
 #include "mmu/cache.h"
 
-/* Append one level's tags (set by set, MRU first) to out. */
-void cache_state_append_level(const CacheHier *c, unsigned level, GByteArray *out);
+/* Physical bytes [pa, pa + len). */
+typedef struct {
+    uint64_t pa, len;
+} CacheSpan;
+/* Append only the sets that the lines of the spans map to (each set's
+ * index, then its tags), in set order: the state that work referencing
+ * nothing outside the spans can see or change. Sets are independent (a
+ * reference looks up and reorders its own set in each level; there is no
+ * prefetch and no write-back, cache.c), so two states equal on these sets
+ * give such work the same outcomes and leave the other sets alone. */
+void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
+                             size_t nspans, GByteArray *out);
 /* False if work whose statistics delta is d cannot have changed the
  * level: it was not looked up (a level is looked up only after every level
  * above it missed, and every lookup counts a hit or a miss; uncached

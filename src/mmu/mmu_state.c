@@ -70,6 +70,33 @@ static void append_paging(const Mmu *m, const MmuRange *ranges, size_t nranges,
     }
 }
 
+/* What the references to the ranges can touch in the caches: each page's
+ * frame (4 KiB of it under a 2 MiB page) and its PDE and PTE, which a walk
+ * reads and sets A/D bits in. */
+static void append_cache_sets(const Mmu *m, unsigned level, const MmuRange *ranges,
+                              size_t nranges, GByteArray *out)
+{
+    GArray *spans = g_array_new(FALSE, FALSE, sizeof(CacheSpan));
+    for (size_t i = 0; i < nranges; i++) {
+        uint64_t hi = ranges[i].hi ? ranges[i].hi : 1ULL << 32;
+        for (uint64_t p = ranges[i].lo & ~(uint64_t)(PAGE_SIZE - 1); p < hi; p += PAGE_SIZE) {
+            uint64_t pa;
+            if (m->paging) {
+                uint64_t e[4];
+                paging_entries(m, (uint32_t)p, e);
+                CacheSpan ent[2] = { { e[0], 8 }, { e[2], e[2] ? 8 : 0 } };
+                g_array_append_vals(spans, ent, 2);
+            }
+            if (mmu_state_peek(m, (uint32_t)p, &pa)) {
+                CacheSpan f = { pa, PAGE_SIZE };
+                g_array_append_val(spans, f);
+            }
+        }
+    }
+    cache_state_append_sets(m->cache, level, (const CacheSpan *)spans->data, spans->len, out);
+    g_array_free(spans, TRUE);
+}
+
 unsigned mmu_state_nparts(const Mmu *m)
 {
     return 1 + tlb_state_nparts(m->tlb) + cache_levels(m->cache);
@@ -85,7 +112,7 @@ void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
     else if (part <= nt)
         tlb_state_append_part(m->tlb, part - 1, out);
     else
-        cache_state_append_level(m->cache, part - 1 - nt, out);
+        append_cache_sets(m, part - 1 - nt, ranges, nranges, out);
 }
 
 bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)

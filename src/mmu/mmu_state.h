@@ -40,7 +40,9 @@ bool mmu_state_comparable(const Mmu *m);
 /* The snapshot in parts: part 0 is the control state (CR0, CR3, CR4, EFER,
  * PCID, the PDPTE registers) and the PDE and PTE of every page of the
  * ranges; then the TLB hierarchy's parts (tlb_state.h); then one part per
- * cache level. A caller comparing snapshots re-reads only the parts that
+ * cache level, holding only the sets that references to the ranges can
+ * touch (each page's frame, PDE and PTE: cache_state_append_sets), so a
+ * snapshot covers the state that work confined to the ranges sees. A caller comparing snapshots re-reads only the parts that
  * moved (the L3 of a Skylake is 1 MiB of tags; work that hits in L1 does
  * not touch it). */
 unsigned mmu_state_nparts(const Mmu *m);

@@ -21,6 +21,9 @@
 #include "tlb/policy.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "tlb/stamp_rank.h"
 
 #define LRU_SCAN 8
 #define LRU_CAND 32
@@ -115,35 +118,20 @@ static unsigned lru_victim(void *state, unsigned set)
 /* Canonical state (policy.h): per set, each way's rank by (stamp, way),
  * 0 = the victim. Victims depend on nothing else: new stamps are always
  * the newest, and the candidate lists only speed the search up. */
-typedef struct {
-    uint64_t stamp;
-    unsigned way;
-} Ranked;
-
-static int by_age(const void *a, const void *b)
-{
-    const Ranked *x = a, *y = b;
-    if (x->stamp != y->stamp)
-        return x->stamp < y->stamp ? -1 : 1;
-    return x->way < y->way ? -1 : x->way > y->way;
-}
-
 static void lru_canon(const void *state, unsigned sets, GByteArray *out)
 {
     const Lru *s = state;
-    Ranked *r = g_new(Ranked, s->ways);
-    uint16_t *rank = g_new(uint16_t, s->ways);
+    unsigned n = s->ways;
+    uint16_t *buf = g_new(uint16_t, 3 * (size_t)n);
+    unsigned *bounds = g_new(unsigned, n + 1);
+    guint at = out->len;
+    g_byte_array_set_size(out, at + (guint)((size_t)sets * n * sizeof(uint16_t)));
     for (unsigned set = 0; set < sets; set++) {
-        const uint64_t *st = &s->stamp[(size_t)set * s->ways];
-        for (unsigned w = 0; w < s->ways; w++)
-            r[w] = (Ranked){ st[w], w };
-        qsort(r, s->ways, sizeof *r, by_age);
-        for (unsigned i = 0; i < s->ways; i++)
-            rank[r[i].way] = (uint16_t)i;
-        g_byte_array_append(out, (const guint8 *)rank, s->ways * sizeof *rank);
+        stamp_rank(&s->stamp[(size_t)set * n], n, buf, buf + n, buf + 2 * n, bounds);
+        memcpy(out->data + at + (size_t)set * n * sizeof(uint16_t), buf, n * sizeof(uint16_t));
     }
-    g_free(rank);
-    g_free(r);
+    g_free(bounds);
+    g_free(buf);
 }
 
 const TlbPolicy tlb_policy_lru = {

@@ -3,11 +3,11 @@
  * pde_cache_priv.h); changes nothing but statistics. */
 #include "tlb/tlb_state.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "tlb/hier_priv.h"
 #include "tlb/pde_cache_priv.h"
+#include "tlb/stamp_rank.h"
 
 G_STATIC_ASSERT(G_N_ELEMENTS(((TlbHierarchy *)0)->arrays) == TLB_STATE_MAX_ARRAYS);
 
@@ -123,31 +123,17 @@ static void append_array(const Tlb *t, GByteArray *out)
     t->policy->canon(t->pstate, t->sets, out);
 }
 
-typedef struct {
-    uint64_t stamp;
-    unsigned slot;
-} PdeAge;
-
-static int by_age(const void *a, const void *b)
-{
-    const PdeAge *x = a, *y = b;
-    if (x->stamp != y->stamp)
-        return x->stamp < y->stamp ? -1 : 1;
-    return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
 /* Each slot's contents and its rank by (stamp, slot): the victim is the
  * first slot with the oldest stamp (pde_cache.c), and new stamps are
  * always the newest, so the ranks decide every future victim. */
 static void append_pde(const PdeCache *c, GByteArray *out)
 {
-    PdeAge *age = g_new(PdeAge, c->n);
-    uint32_t *rank = g_new(uint32_t, c->n);
+    uint64_t *stamp = g_new(uint64_t, c->n);
+    uint16_t *buf = g_new(uint16_t, 3 * (size_t)c->n);
+    unsigned *bounds = g_new(unsigned, c->n + 1);
     for (unsigned i = 0; i < c->n; i++)
-        age[i] = (PdeAge){ c->slot[i].stamp, i };
-    qsort(age, c->n, sizeof *age, by_age);
-    for (unsigned i = 0; i < c->n; i++)
-        rank[age[i].slot] = i;
+        stamp[i] = c->slot[i].stamp;
+    stamp_rank(stamp, c->n, buf, buf + c->n, buf + 2 * c->n, bounds);
     for (unsigned i = 0; i < c->n; i++) {
         const PdeSlot *s = &c->slot[i];
         uint64_t rec[4] = { 0, 0, 0, 0 };
@@ -156,11 +142,12 @@ static void append_pde(const PdeCache *c, GByteArray *out)
             rec[1] = s->pde;
             rec[2] = s->pde_pa;
         }
-        rec[3] = rank[i];
+        rec[3] = buf[i];
         g_byte_array_append(out, (const guint8 *)rec, sizeof rec);
     }
-    g_free(rank);
-    g_free(age);
+    g_free(bounds);
+    g_free(buf);
+    g_free(stamp);
 }
 
 unsigned tlb_state_nparts(const TlbHierarchy *h)

@@ -351,6 +351,95 @@ START_TEST(narrow_stride_not_skipped)
 }
 END_TEST
 
+/* ---- cycles reused by a later run of the same loop ---- */
+
+static UserWorkSkips skips_now(Fix *f) { return *machine_fast_forward_skips(f->m); }
+
+/* Runs the work on both machines (fast-forward on and off); returns what
+ * the fast-forward did for it. */
+static UserWorkSkips work_both(Fix *on, Fix *off, uint64_t insns, uint32_t bytes,
+                               uint32_t stride)
+{
+    UserWorkSkips a = skips_now(on);
+    work(on, insns, bytes, stride);
+    work(off, insns, bytes, stride);
+    UserWorkSkips b = skips_now(on);
+    return (UserWorkSkips){ .runs = b.runs - a.runs, .periods = b.periods - a.periods,
+                            .insns = b.insns - a.insns, .reused = b.reused - a.reused,
+                            .periods_run = b.periods_run - a.periods_run };
+}
+
+/* Two tasks with the working set mapped in each; task 0 current. */
+static void two_tasks(Fix *f, int *other)
+{
+    GError *err = NULL;
+    ck_assert(machine_map_user(f->m, machine_current(f->m), WS_VA, 4, true, &err));
+    *other = machine_task_new(f->m, &err);
+    ck_assert_msg(*other >= 0, "%s", err ? err->message : "");
+    ck_assert(machine_map_user(f->m, *other, WS_VA, 4, true, &err));
+}
+
+/* Two pages, a line a step (128 iterations a period): the first run finds
+ * the fixed point after running periods on the core; the second run of
+ * the same loop, straight after, is at that state after its first period
+ * and skips at once with the cycle the first found. Then an
+ * mmu_reset_stats (statistics start again from zero; the learned block's
+ * counts are deltas) and a third run: reused again. Every counter,
+ * register and byte stays as full execution leaves them. _i: the layout. */
+START_TEST(second_run_reuses_cycle)
+{
+    Fix on = boot("p4-northwood", layouts[_i], "lru", true);
+    Fix off = boot("p4-northwood", layouts[_i], "lru", false);
+    int t_on, t_off;
+    two_tasks(&on, &t_on);
+    two_tasks(&off, &t_off);
+    uint64_t insns = 8 * (20 * 128 + 37);
+    UserWorkSkips first = work_both(&on, &off, insns, 2 * PAGE_SIZE, LINE);
+    ck_assert_uint_eq(first.runs, 1);
+    ck_assert_uint_eq(first.reused, 0);
+    ck_assert_uint_ge(first.periods_run, 2);   /* one to reach, one to confirm */
+    UserWorkSkips second = work_both(&on, &off, insns, 2 * PAGE_SIZE, LINE);
+    ck_assert_uint_eq(second.runs, 1);
+    ck_assert_uint_eq(second.reused, 1);
+    ck_assert_uint_lt(second.periods_run, first.periods_run);
+    same_machines(&on, &off, 4);
+    mmu_reset_stats(machine_mmu(on.m));
+    mmu_reset_stats(machine_mmu(off.m));
+    UserWorkSkips third = work_both(&on, &off, insns + 8 * 5, 2 * PAGE_SIZE, LINE);
+    ck_assert_uint_eq(third.reused, 1);
+    same_machines(&on, &off, 4);
+    fix_free(&on);
+    fix_free(&off);
+}
+END_TEST
+
+/* A cycle is reused only by the loop that found it: another stride (a
+ * different address stream) or another task (another CR3) looks for its
+ * own, and the results stay identical to full execution. */
+START_TEST(other_loop_or_task_does_not_reuse)
+{
+    Fix on = boot("p4-northwood", layouts[_i], "lru", true);
+    Fix off = boot("p4-northwood", layouts[_i], "lru", false);
+    int t_on, t_off;
+    two_tasks(&on, &t_on);
+    two_tasks(&off, &t_off);
+    uint64_t insns = 8 * (20 * 128 + 37);
+    work_both(&on, &off, insns, 2 * PAGE_SIZE, LINE);
+    UserWorkSkips other_stride = work_both(&on, &off, insns, 2 * PAGE_SIZE, 2 * LINE);
+    ck_assert_uint_eq(other_stride.runs, 1);
+    ck_assert_uint_eq(other_stride.reused, 0);
+    GError *err = NULL;
+    ck_assert(machine_switch_to(on.m, t_on, &err));
+    ck_assert(machine_switch_to(off.m, t_off, &err));
+    UserWorkSkips other_task = work_both(&on, &off, insns, 2 * PAGE_SIZE, LINE);
+    ck_assert_uint_eq(other_task.runs, 1);
+    ck_assert_uint_eq(other_task.reused, 0);
+    same_machines(&on, &off, 4);
+    fix_free(&on);
+    fix_free(&off);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("userwork");
@@ -365,6 +454,8 @@ static Suite *suite(void)
     tcase_add_test(t, wrapping_sum);
     tcase_add_loop_test(t, page_crossing_words, 0, 2);
     tcase_add_test(t, narrow_stride_not_skipped);
+    tcase_add_loop_test(t, second_run_reuses_cycle, 0, 2);
+    tcase_add_loop_test(t, other_loop_or_task_does_not_reuse, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
