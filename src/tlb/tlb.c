@@ -169,7 +169,8 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
 {
     unsigned p = TLB_PRIV(cpl);
     t->stats.lookups[access][p]++;
-    for (unsigned i = 0; i < t->nsizes; i++) {
+    uint64_t key0 = t->key_base[0] | ((uint64_t)(lin >> t->shifts[0]) << KEY_VPN_SHIFT) | pcid;
+    for (unsigned i = t->missed == key0 ? t->nsizes : 0; i < t->nsizes; i++) {
         int s = probe_size(t, i, lin, pcid);
         if (s == NO_SLOT)
             continue;
@@ -316,6 +317,7 @@ bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
     g_assert(t->sizes[0] == e->page_size ||
              (t->nsizes > 1 && t->sizes[1] == e->page_size));
     uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
+    t->missed = 0;                   /* the page may now be here */
     g_assert(e->vpn < (1u << (32 - tlb_page_shift((TlbPageSize)e->page_size))));
     unsigned set = e->vpn & t->set_mask;
     unsigned base = set * t->ways;

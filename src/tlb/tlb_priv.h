@@ -59,6 +59,11 @@ struct Tlb {
     unsigned hash_shift;
     int hint;                    /* slot of the last fast hit (any slot: a
                                   * stale one simply fails to match) */
+    uint64_t missed;             /* probe key (first size) that tlb_hit_fast
+                                  * found in no size, until the next fill;
+                                  * 0: none. Spares tlb_lookup_slow the same
+                                  * probes right after (nothing between can
+                                  * add an entry but a fill) */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
@@ -188,8 +193,11 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
                 s = find_slot(t, t->hash_salt[1], vpn1, key1);
         }
     }
-    if (G_UNLIKELY(s == NO_SLOT || !t->hit_inline ||
-                   (access == ACCESS_WRITE && !t->ent[s].dirty)))
+    if (G_UNLIKELY(s == NO_SLOT)) {
+        t->missed = key;             /* every size probed: tlb_lookup_slow need not */
+        return NULL;
+    }
+    if (G_UNLIKELY(!t->hit_inline || (access == ACCESS_WRITE && !t->ent[s].dirty)))
         return NULL;
     unsigned p = TLB_PRIV(cpl);
     t->hint = s;
