@@ -253,6 +253,13 @@ static uint32_t word_add(Mmu *mmu, uint32_t lin, uint32_t add)
     PhysMem *pm = mmu_physmem(mmu);
     uint64_t pa[4];
     uint8_t b[4];
+    if ((lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - 4) {      /* one page: one translation */
+        bool ok = mmu_state_peek(mmu, lin, &pa[0]);
+        g_assert(ok);
+        uint32_t v = physmem_read32(pm, pa[0]) + add;
+        physmem_write32(pm, pa[0], v);
+        return v;
+    }
     for (unsigned k = 0; k < 4; k++) {
         bool ok = mmu_state_peek(mmu, lin + k, &pa[k]);
         g_assert(ok);

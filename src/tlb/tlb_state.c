@@ -103,6 +103,8 @@ enum { SLOT_RW = 1, SLOT_US = 2, SLOT_NX = 4, SLOT_DIRTY = 8, SLOT_GLOBAL = 16 }
 static void append_array(const Tlb *t, GByteArray *out)
 {
     size_t n = (size_t)t->sets * t->ways;
+    guint at = out->len;                 /* sized once, filled in place */
+    g_byte_array_set_size(out, (guint)(at + n * sizeof(SlotRecord)));
     for (size_t i = 0; i < n; i++) {
         SlotRecord r;
         memset(&r, 0, sizeof r);
@@ -118,7 +120,7 @@ static void append_array(const Tlb *t, GByteArray *out)
                                 (e->nx ? SLOT_NX : 0) | (e->dirty ? SLOT_DIRTY : 0) |
                                 (e->global ? SLOT_GLOBAL : 0));
         }
-        g_byte_array_append(out, (const guint8 *)&r, sizeof r);
+        memcpy(out->data + at + i * sizeof r, &r, sizeof r);
     }
     t->policy->canon(t->pstate, t->sets, out);
 }
