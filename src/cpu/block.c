@@ -111,44 +111,48 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
             return 0;
     }
     c->block_exit = false;
-    uint64_t steps = 0;
-    uint32_t lin = lin0;
-    unsigned n = MIN((uint64_t)b->n, budget);
+    /* CPL is constant here: every instruction that changes it transfers
+     * control, and the run leaves the block after it. */
+    const uint64_t user = c->cpl == 3;
+    uint32_t eip = eip0, lin = lin0;
+    unsigned n = (unsigned)MIN((uint64_t)b->n, budget);
     for (unsigned k = 0; k < n; k++) {
         const Insn *in = &b->insn[k];
-        if (k > 0 && UNLIKELY((c->bp_filter >> (c->eip & 63)) & 1) && is_breakpoint(c, c->eip))
-            return steps;
-        bool fault = false;
-        if (!block_fetch(c, lin, frame, &fault) ||
-            !block_fetch(c, lin + in->len - 1, frame, &fault)) {
-            if (fault) {
-                steps++;
+        if (k > 0 && UNLIKELY((c->bp_filter >> (eip & 63)) & 1) && is_breakpoint(c, eip))
+            return k;
+        uint32_t last = lin + in->len - 1;
+        if (UNLIKELY((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
+                     (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk)) {
+            bool fault = false;
+            if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
+                if (!fault)
+                    return k;
                 *rc = cpu_take_exception(c);
+                return k + 1;
             }
-            return steps;
         }
-        uint64_t user = c->cpl == 3;
-        c->next_eip = c->eip + in->len;
+        uint32_t fall = eip + in->len;
+        c->next_eip = fall;
         int r = in->fn(c, in);
-        steps++;
         if (UNLIKELY(r == XR_AGAIN))
-            return steps;
+            return k + 1;
         if (UNLIKELY(r == XR_FAULT)) {
             *rc = cpu_take_exception(c);
-            return steps;
+            return k + 1;
         }
-        uint32_t fall = c->eip + in->len;
-        c->eip = c->next_eip;
+        eip = c->next_eip;
+        c->eip = eip;
         c->insns++;
         c->insns_user += user;
         c->cycles += in->cost;
         if (UNLIKELY(r == XR_STOP)) {
             *rc = XR_STOP;
-            return steps;
+            return k + 1;
         }
-        if (c->eip != fall || c->fetch_blk == FETCH_NONE || c->pending || c->block_exit)
-            return steps;
+        if (UNLIKELY((eip != fall) | (c->fetch_blk == FETCH_NONE) | (c->pending != 0) |
+                     c->block_exit))
+            return k + 1;
         lin += in->len;
     }
-    return steps;
+    return n;
 }
