@@ -26,6 +26,8 @@
 #include "cpu/preset.h"
 #include "cpu/runenv.h"
 
+#include "../bench_util.h"
+
 #define RUNS 5
 
 static const char *hotloop_src =
@@ -34,19 +36,6 @@ static const char *hotloop_src =
     "    mov ecx, 8\n.page:\n    mov eax, [esi]\n    add eax, ecx\n    mov [esi], eax\n"
     "    add esi, 4096\n    dec ecx\n    jnz .page\n    dec ebp\n    jnz .pass\n"
     "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n";
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void bench(const char *name, const char *obj, const Preset *p, bool dcache)
 {
@@ -60,9 +49,9 @@ static void bench(const char *name, const char *obj, const Preset *p, bool dcach
             fprintf(stderr, "%s: %s\n", name, err->message);
             exit(1);
         }
-        double t0 = cpu_seconds();
+        double t0 = bench_thread_seconds();
         RunEnvState st = runenv_run(e, 1000000000);
-        double t = cpu_seconds() - t0;
+        double t = bench_thread_seconds() - t0;
         if (st != RUNENV_EXITED || runenv_exit_status(e) != 0) {
             fprintf(stderr, "%s: the guest did not exit 0 (state %d)\n", name, st);
             exit(1);
@@ -72,7 +61,7 @@ static void bench(const char *name, const char *obj, const Preset *p, bool dcach
         rate[k] = (double)insns / t / 1e6;
         runenv_free(e);
     }
-    qsort(rate, RUNS, sizeof rate[0], cmp_double);
+    qsort(rate, RUNS, sizeof rate[0], bench_cmp_double);
     printf("%-18s %12" G_GUINT64_FORMAT " insns %13" G_GUINT64_FORMAT " cycles   "
            "median %6.1f M insns/s  (min %.1f, max %.1f, %d runs)\n",
            name, insns, cycles, rate[RUNS / 2], rate[0], rate[RUNS - 1], RUNS);

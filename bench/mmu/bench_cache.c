@@ -20,24 +20,14 @@
 #include "cpu/preset.h"
 #include "mmu/cache.h"
 
+#include "../bench_util.h"
+
 #define RUNS 7
 #define REFS_PER_RUN 8000000u
 #define NADDR (1u << 16)                /* power of two */
 
 /* Thread CPU time, not wall time: the benchmark machines are shared, and
  * time spent descheduled is not the model's. */
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -64,14 +54,14 @@ static void fill_addrs(uint64_t *a, Pattern pat)
 static double run(CacheHier *c, const uint64_t *a, Pattern pat, uint64_t *sink)
 {
     uint64_t sum = 0, off = 0;
-    double t0 = now_ns();
+    double t0 = (bench_thread_seconds() * 1e9);
     for (unsigned i = 0; i < REFS_PER_RUN; i++) {
         unsigned k = i & (NADDR - 1);
         if (pat == PAT_SEQ && k == 0)
             off += 8ULL * NADDR;          /* keep streaming over 64 MiB */
         sum += cache_access(c, a[k] + (pat == PAT_SEQ ? off % (64u << 20) : 0), i & 1);
     }
-    double t = now_ns() - t0;
+    double t = (bench_thread_seconds() * 1e9) - t0;
     *sink += sum;
     return t / REFS_PER_RUN;
 }
@@ -96,7 +86,7 @@ int main(void)
             run(c, addrs, pat, &sink);            /* warm-up */
             for (int r = 0; r < RUNS; r++)
                 t[r] = run(c, addrs, pat, &sink);
-            qsort(t, RUNS, sizeof *t, cmp_double);
+            qsort(t, RUNS, sizeof *t, bench_cmp_double);
             const CacheStats *st = cache_stats(c);
             printf("  %-13s %-11s %6.2f ns  [%.2f..%.2f]  L1 hit rate %.3f\n", presets[p],
                    pattern_names[pat], t[RUNS / 2], t[0], t[RUNS - 1],

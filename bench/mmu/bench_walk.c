@@ -25,15 +25,11 @@
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 
+#include "../bench_util.h"
+
 #define RUNS 7
 #define WALKS_PER_RUN 2000000u
 #define NADDR 8192u                     /* power of two */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct {
     double cpu, wall;            /* ns */
@@ -61,8 +57,8 @@ static void median_of(const Stamp *s, double *cpu, double *wall)
         c[r] = s[r].cpu;
         w[r] = s[r].wall;
     }
-    qsort(c, RUNS, sizeof c[0], cmp_double);
-    qsort(w, RUNS, sizeof w[0], cmp_double);
+    qsort(c, RUNS, sizeof c[0], bench_cmp_double);
+    qsort(w, RUNS, sizeof w[0], bench_cmp_double);
     cpu[0] = c[0];
     cpu[1] = c[RUNS / 2];
     cpu[2] = c[RUNS - 1];

@@ -14,18 +14,7 @@
 #include "cpu/preset.h"
 #include "replay/replay.h"
 
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "../bench_util.h"
 
 typedef struct {
     double host;                 /* median CPU seconds */
@@ -42,9 +31,9 @@ static Run bench(const Preset *p, const char *layout, const char *trace, bool ff
         ReplayConfig cfg = { .preset = p, .layout = layout_find(layout), .ram = 4ULL << 30,
                              .no_fast_forward = !ffwd };
         GError *err = NULL;
-        double c0 = cpu_s();
+        double c0 = bench_thread_seconds();
         ReplayResult *r = replay_run(&cfg, trace, &err);
-        t[i] = cpu_s() - c0;
+        t[i] = bench_thread_seconds() - c0;
         if (!r) {
             fprintf(stderr, "bench-ffwd: %s\n", err->message);
             exit(1);
@@ -56,7 +45,7 @@ static Run bench(const Preset *p, const char *layout, const char *trace, bool ff
         out.sk = *replay_fast_forward(r);
         replay_result_free(r);
     }
-    qsort(t, runs, sizeof *t, cmp);
+    qsort(t, runs, sizeof *t, bench_cmp_double);
     out.host = t[runs / 2];
     g_free(t);
     return out;

@@ -16,18 +16,7 @@
 #include "replay/replay.h"
 #include "replay/trace.h"
 
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "../bench_util.h"
 
 static long rss_kb(void)
 {
@@ -44,9 +33,9 @@ static double bench(const Preset *p, const char *layout, const char *trace, int 
     for (int i = 0; i < runs; i++) {
         ReplayConfig cfg = { .preset = p, .layout = layout_find(layout), .ram = 4ULL << 30 };
         GError *err = NULL;
-        double c0 = cpu_s();
+        double c0 = bench_thread_seconds();
         ReplayResult *r = replay_run(&cfg, trace, &err);
-        t[i] = cpu_s() - c0;
+        t[i] = bench_thread_seconds() - c0;
         if (!r) {
             fprintf(stderr, "bench-replay: %s\n", err->message);
             exit(1);
@@ -55,7 +44,7 @@ static double bench(const Preset *p, const char *layout, const char *trace, int 
         *sim = replay_seconds(r);
         replay_result_free(r);
     }
-    qsort(t, runs, sizeof *t, cmp);
+    qsort(t, runs, sizeof *t, bench_cmp_double);
     double m = t[runs / 2];
     g_free(t);
     return m;

@@ -16,18 +16,7 @@
 #include "replay/lackey.h"
 #include "replay/tlbsim.h"
 
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "../bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -53,20 +42,20 @@ int main(int argc, char **argv)
     uint64_t refs = 0;
     for (int i = 0; i < runs; i++) {
         TlbSimConfig cfg = { .trace = plain, .preset = p, .seed = 1 };
-        double c0 = cpu_s();
+        double c0 = bench_thread_seconds();
         gint64 w0 = g_get_monotonic_time();
         TlbSim *s = tlbsim_run(&cfg, &err);
         if (!s) {
             fprintf(stderr, "bench-tlbsim: %s\n", err->message);
             return 1;
         }
-        cpu[i] = cpu_s() - c0;
+        cpu[i] = bench_thread_seconds() - c0;
         wall[i] = (g_get_monotonic_time() - w0) / 1e6;
         refs = tlbsim_counters(s)->refs;
         tlbsim_free(s);
     }
-    qsort(cpu, runs, sizeof *cpu, cmp);
-    qsort(wall, runs, sizeof *wall, cmp);
+    qsort(cpu, runs, sizeof *cpu, bench_cmp_double);
+    qsort(wall, runs, sizeof *wall, bench_cmp_double);
     printf("tlbsim on qsortwords.lackey (%" G_GUINT64_FORMAT " references, p4-northwood), median of %d runs:\n",
            refs, runs);
     printf("  %.1f million references per second (CPU time %.3f s)\n", refs / cpu[runs / 2] / 1e6, cpu[runs / 2]);

@@ -18,17 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "../bench_util.h"
 
 /* One run into a fresh file; returns wall seconds. */
 static double run_once(const SweepDef *d, const char *out, guint jobs)
@@ -61,7 +51,7 @@ static void bench(const char *title, const SweepDef *d, int runs)
         fprintf(stderr, "bench-sweep: the -j 1 and -j 2 CSVs differ\n");
         exit(1);
     }
-    double m1 = median(t1, runs), m2 = median(t2, runs);
+    double m1 = bench_median(t1, runs), m2 = bench_median(t2, runs);
     printf("%s: %u points, median of %d runs\n", title, sweep_def_n_points(d), runs);
     printf("  -j 1  %8.3f s  (%.2f ms/point)\n", m1, 1e3 * m1 / sweep_def_n_points(d));
     printf("  -j 2  %8.3f s  (%.2f ms/point)\n", m2, 1e3 * m2 / sweep_def_n_points(d));

@@ -17,6 +17,8 @@
 #include "tlb/hierarchy.h"
 #include "tlb/tlb.h"
 
+#include "../bench_util.h"
+
 #define RUNS 7
 #define NADDR 4096               /* power of two: index with a mask */
 
@@ -34,21 +36,6 @@ static const Case cases[] = {
     { "64-entry fully associative LRU DTLB, hierarchy", 64, 64, "lru", true },
     { "64-entry 4-way LRU DTLB, hierarchy", 64, 4, "lru", true },
 };
-
-/* Thread CPU time, not wall time: the benchmark machine is shared, and
- * time spent descheduled is not time spent looking up. */
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static uint32_t addr[NADDR];
 
@@ -73,14 +60,14 @@ static TlbEntry page(unsigned i)
 static double run_array(Tlb *t, uint64_t n)
 {
     uint64_t sink = 0;
-    double t0 = now_ns();
+    double t0 = (bench_thread_seconds() * 1e9);
     for (uint64_t i = 0; i < n; i++) {
         const TlbEntry *e;
         if (G_UNLIKELY(tlb_lookup(t, addr[i & (NADDR - 1)], 0, ACCESS_READ, 3, &e) != TLB_HIT))
             return -1;
         sink += e->frame;
     }
-    double dt = now_ns() - t0;
+    double dt = (bench_thread_seconds() * 1e9) - t0;
     if (sink == 42)
         puts("");                /* keeps the loop's work observable */
     return dt / (double)n;
@@ -89,7 +76,7 @@ static double run_array(Tlb *t, uint64_t n)
 static double run_hier(TlbHierarchy *h, uint64_t n)
 {
     uint64_t sink = 0;
-    double t0 = now_ns();
+    double t0 = (bench_thread_seconds() * 1e9);
     for (uint64_t i = 0; i < n; i++) {
         TlbEntry e;
         unsigned extra;
@@ -98,7 +85,7 @@ static double run_hier(TlbHierarchy *h, uint64_t n)
             return -1;
         sink += e.frame + extra;
     }
-    double dt = now_ns() - t0;
+    double dt = (bench_thread_seconds() * 1e9) - t0;
     if (sink == 42)
         puts("");
     return dt / (double)n;
@@ -135,7 +122,7 @@ static int bench_case(const Case *c, uint64_t n)
             return 1;
         }
     }
-    qsort(ns, RUNS, sizeof ns[0], cmp_double);
+    qsort(ns, RUNS, sizeof ns[0], bench_cmp_double);
     printf("%-50s %6.2f ns/lookup  %7.1f M lookups/s  (median of %d, min %.2f, max %.2f)\n",
            c->what, ns[RUNS / 2], 1e3 / ns[RUNS / 2], RUNS, ns[0], ns[RUNS - 1]);
     tlb_free(t);
