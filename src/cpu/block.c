@@ -87,7 +87,7 @@ static inline bool block_fetch(Cpu *c, uint32_t lin, uint64_t frame, bool *fault
 {
     if (LIKELY((lin & ~(FETCH_BLOCK - 1)) == c->fetch_blk))
         return true;
-    if (UNLIKELY(cpu_fetch_ref(c, lin) != XR_OK)) {
+    if (UNLIKELY(cpu_fetch_ref_inline(c, lin) != XR_OK)) {
         *fault = true;
         return false;
     }
@@ -113,32 +113,36 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
     c->block_exit = false;
     /* CPL is constant here: every instruction that changes it transfers
      * control, and the run leaves the block after it. */
-    const uint64_t user = c->cpl == 3;
+    const int cpl0 = c->cpl;
+    const uint64_t user = cpl0 == 3;
+    const uint32_t cs_base0 = cs->base;
+    uint64_t done = 0;
+again:;
     uint32_t eip = eip0, lin = lin0;
-    unsigned n = (unsigned)MIN((uint64_t)b->n, budget);
+    unsigned n = (unsigned)MIN((uint64_t)b->n, budget - done);
     for (unsigned k = 0; k < n; k++) {
         const Insn *in = &b->insn[k];
         if (k > 0 && UNLIKELY((c->bp_filter >> (eip & 63)) & 1) && is_breakpoint(c, eip))
-            return k;
+            return done + k;
         uint32_t last = lin + in->len - 1;
         if (UNLIKELY((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
                      (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk)) {
             bool fault = false;
             if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
                 if (!fault)
-                    return k;
+                    return done + k;
                 *rc = cpu_take_exception(c);
-                return k + 1;
+                return done + k + 1;
             }
         }
         uint32_t fall = eip + in->len;
         c->next_eip = fall;
         int r = in->fn(c, in);
         if (UNLIKELY(r == XR_AGAIN))
-            return k + 1;
+            return done + k + 1;
         if (UNLIKELY(r == XR_FAULT)) {
             *rc = cpu_take_exception(c);
-            return k + 1;
+            return done + k + 1;
         }
         eip = c->next_eip;
         c->eip = eip;
@@ -147,12 +151,30 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
         c->cycles += in->cost;
         if (UNLIKELY(r == XR_STOP)) {
             *rc = XR_STOP;
-            return k + 1;
+            return done + k + 1;
         }
         if (UNLIKELY((eip != fall) | (c->fetch_blk == FETCH_NONE) | (c->pending != 0) |
-                     c->block_exit))
-            return k + 1;
+                     c->block_exit)) {
+            /* A loop whose branch goes back to the block's start: go round
+             * again without leaving, doing what the run loop would do at
+             * that boundary (breakpoint, fetch reference; nothing pending,
+             * no code written, same CS and CPL, so the block still holds). */
+            done += k + 1;
+            if (eip != eip0 || c->pending || c->block_exit || c->cpl != cpl0 ||
+                c->seg[SEG_CS].base != cs_base0 || done >= budget ||
+                (UNLIKELY((c->bp_filter >> (eip & 63)) & 1) && is_breakpoint(c, eip)))
+                return done;
+            if ((lin0 & ~(FETCH_BLOCK - 1)) != c->fetch_blk) {
+                if (UNLIKELY(cpu_fetch_ref_inline(c, lin0) != XR_OK)) {
+                    *rc = cpu_take_exception(c);
+                    return done + 1;
+                }
+                if (c->fetch_pa != frame || !c->fetch_host)
+                    return done;         /* remapped: the run loop goes on from here */
+            }
+            goto again;
+        }
         lin += in->len;
     }
-    return n;
+    return done + n;
 }

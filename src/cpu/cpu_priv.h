@@ -413,6 +413,25 @@ static inline bool cpu_cf(const Cpu *c)
 int cpu_decode(Cpu *c, uint32_t eip, Insn *out);
 /* Make the fetch reference for the block holding linear address lin. */
 int cpu_fetch_ref(Cpu *c, uint32_t lin);
+
+/* cpu_fetch_ref, inline (the block run loop's copy; cpu_fetch_ref in
+ * decode.c is this). */
+static inline int cpu_fetch_ref_inline(Cpu *c, uint32_t lin)
+{
+    uint64_t pa;
+    MmuFault f;
+    if (UNLIKELY(!mmu_translate_fast(c->mmu, lin, ACCESS_EXEC, c->cpl, &pa, &f)))
+        return cpu_raise_mmu(c, &f);
+    c->fetch_blk = lin & ~(FETCH_BLOCK - 1);
+    c->fetch_page = lin & ~(PAGE_SIZE - 1);
+    /* Host pointer of the frame: looked up again only when the frame
+     * changes or was never written (NULL: it may have been allocated since). */
+    if ((pa & PAGE_MASK) != c->fetch_pa || !c->fetch_host) {
+        c->fetch_pa = pa & PAGE_MASK;
+        c->fetch_host = physmem_frame_peek(c->pm, pa);
+    }
+    return XR_OK;
+}
 /* Decode the instruction at eip from page (the host bytes of the page it
  * starts in) without modelled references: XR_OK, or nonzero when it does
  * not decode or does not end in that page (nothing to report: the caller
