@@ -244,6 +244,49 @@ START_TEST(test_breakpoint_in_block)
 }
 END_TEST
 
+/* A loop that branches back to its own start (a block that goes round
+ * without leaving the block): a breakpoint at the loop head stops every
+ * iteration, and the budget stops mid-loop, with or without the caches. */
+START_TEST(test_breakpoint_loop_head)
+{
+    for (int on = 0; on < 2; on++) {
+        PhysMem *pm = physmem_new();
+        Mmu *m = mmu_new(pm, NULL);
+        Cpu *c = cpu_new(m, NULL);
+        cpu_set_decode_cache(c, on);
+        /* 0x10000 mov ecx, 5; 0x10005 L: dec ecx; 0x10006 jnz L; 0x10008 hlt */
+        const uint8_t code[] = { 0xB9, 5, 0, 0, 0, 0x49, 0x75, 0xFD, 0xF4 };
+        physmem_write(pm, 0x20000, code, sizeof code);
+        physmem_write64(pm, 0x100000, 0x101000 | 1);
+        physmem_write64(pm, 0x101000, 0x102000 | 3);
+        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
+        uint8_t vec;
+        uint32_t err;
+        ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
+        ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
+        ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+        uint32_t bp = 0x10005;
+        cpu_set_breakpoints(c, &bp, 1);
+        cpu_set_eip(c, 0x10000);
+        ck_assert_int_eq(cpu_run(c, 100), CPU_STOP_BREAKPOINT);   /* after the mov */
+        for (uint32_t left = 4; left >= 1; left--) {
+            ck_assert_int_eq(cpu_run(c, 100), CPU_STOP_BREAKPOINT);
+            ck_assert_uint_eq(cpu_eip(c), 0x10005);
+            ck_assert_uint_eq(cpu_reg(c, REG_ECX), left);
+        }
+        cpu_set_breakpoints(c, NULL, 0);
+        /* ECX = 1: dec, jnz falls through, hlt; a budget of 1 stops after dec. */
+        ck_assert_int_eq(cpu_run(c, 1), CPU_STOP_MAX_INSNS);
+        ck_assert_uint_eq(cpu_eip(c), 0x10006);
+        ck_assert_int_eq(cpu_run(c, 100), CPU_STOP_HLT);
+        ck_assert_uint_eq(cpu_insns(c), 1 + 2 * 5 + 1);
+        cpu_free(c);
+        mmu_free(m);
+        physmem_free(pm);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     objects = argv + 1;
@@ -260,6 +303,7 @@ int main(int argc, char **argv)
     tcase_add_loop_test(t, test_same_figures, 0, n_objects);
     tcase_add_test(t, test_self_modifying);
     tcase_add_test(t, test_breakpoint_in_block);
+    tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
