@@ -131,6 +131,14 @@ static bool moved(const UserWork *w, unsigned i, const Counters *d)
     return i <= 1 || mmu_state_part_moved(cpu_mmu(w->cpu), i - 1, &d->mem);
 }
 
+/* What the loop references: its words and its code. */
+static void loop_ranges(const UserWork *w, uint64_t P, MmuRange r[2])
+{
+    uint64_t end = (uint64_t)w->va + (P - 1) * w->stride + 4;
+    r[0] = (MmuRange){ w->va, end >= (1ULL << 32) ? 0 : (uint32_t)end };
+    r[1] = (MmuRange){ w->code_lo, w->code_hi };
+}
+
 /* Part i of the state at the current boundary, read if it moved since it
  * was last read: 0 the core's front end, then the memory system's, with
  * the paging entries of the words the loop touches and of its code. */
@@ -145,11 +153,8 @@ static const GByteArray *part(const UserWork *w, uint64_t P, unsigned i)
         cpu_append_model_state(w->cpu, s->cur[i]);
         return s->cur[i];
     }
-    uint64_t end = (uint64_t)w->va + (P - 1) * w->stride + 4;
-    MmuRange r[2] = {
-        { w->va, end >= (1ULL << 32) ? 0 : (uint32_t)end },
-        { w->code_lo, w->code_hi },
-    };
+    MmuRange r[2];
+    loop_ranges(w, P, r);
     mmu_state_append_part(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), s->cur[i]);
     return s->cur[i];
 }
@@ -205,14 +210,28 @@ static Learned *learned_find(const UserWork *w, uint32_t cr3)
     return NULL;
 }
 
-/* Whether the whole state now is the learned cycle's start. */
+/* Whether the state now may stand for the learned cycle's start: every
+ * part equal, or, where they differ, equivalent for this loop
+ * (mmu_state_part_equivalent: entries the loop neither reaches nor
+ * reorders may differ, given the block's counts; its proof assumes each
+ * other part equal or equivalent, which this checks for all at once). The
+ * loop then runs from now exactly as from the start, and each block
+ * leaves the state as it found it. */
 static bool learned_match(const UserWork *w, uint64_t P, const Learned *l)
 {
     if (l->nparts != nparts(w))
         return false;
-    for (unsigned i = 0; i < l->nparts; i++)
-        if (!same_bytes(part(w, P, i), l->part[i]))
+    MmuRange r[2];
+    loop_ranges(w, P, r);
+    const MmuWords words = { w->va, w->stride, P };
+    for (unsigned i = 0; i < l->nparts; i++) {
+        const GByteArray *now = part(w, P, i);
+        if (same_bytes(now, l->part[i]))
+            continue;
+        if (i == 0 || !mmu_state_part_equivalent(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r),
+                                                 &words, &l->d.mem, l->part[i], now))
             return false;
+    }
     return true;
 }
 

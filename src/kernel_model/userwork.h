@@ -32,7 +32,12 @@
  * same loop compares its state at each boundary with that start and, on a
  * match, skips at once: the loop's future is a function of that state and
  * its parameters, so it is in the same cycle. Statistics being reset in
- * between changes nothing (the counts kept are deltas).
+ * between changes nothing (the counts kept are deltas). The match may
+ * ignore what the loop provably never reaches: in a true-LRU TLB array or
+ * cache level where the learned block only hit, entries and lines below
+ * the loop's own (which must be on top, in the learned order) may differ
+ * in content and order, as different system calls before the loop leave
+ * them (mmu_state_part_equivalent; the proof is in tlb/tlb_state.c).
  *
  * The caches enter a snapshot only through the sets the loop can touch
  * (its frames and their PDEs and PTEs: code fetches are not looked up in

@@ -2,6 +2,7 @@
  * cache_state.h. */
 #include "mmu/cache_state.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mmu/cache_priv.h"
@@ -42,6 +43,91 @@ void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan
         }
     }
     g_free(seen);
+}
+
+typedef struct {
+    uint64_t first, last;        /* line numbers, inclusive */
+} LineRun;
+
+static int run_cmp(const void *a, const void *b)
+{
+    const LineRun *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The spans' lines at line_shift, sorted and merged; returns how many. */
+static size_t line_runs(const CacheSpan *spans, size_t nspans, unsigned line_shift,
+                        LineRun *out)
+{
+    size_t n = 0;
+    bool sorted = true;
+    for (size_t i = 0; i < nspans; i++) {
+        if (!spans[i].len)
+            continue;
+        LineRun r = { spans[i].pa >> line_shift, (spans[i].pa + spans[i].len - 1) >> line_shift };
+        if (n && r.first >= out[n - 1].first && r.first <= out[n - 1].last + 1)
+            out[n - 1].last = MAX(out[n - 1].last, r.last);   /* the usual stride */
+        else {
+            sorted = sorted && (!n || r.first > out[n - 1].last);
+            out[n++] = r;
+        }
+    }
+    if (!sorted)
+        qsort(out, n, sizeof *out, run_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && out[i].first <= out[m - 1].last + 1)
+            out[m - 1].last = MAX(out[m - 1].last, out[i].last);
+        else
+            out[m++] = out[i];
+    }
+    return m;
+}
+
+static bool line_in(const LineRun *runs, size_t n, uint64_t line)
+{
+    size_t lo = 0, hi = n;                   /* the first run ending at or after line */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (runs[mid].last < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && runs[lo].first <= line;
+}
+
+bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const CacheSpan *spans,
+                                 size_t nspans, const CacheStats *d,
+                                 const GByteArray *start, const GByteArray *now)
+{
+    g_assert(level < c->nlevels);
+    const Level *L = &c->lv[level];
+    size_t rec = sizeof(uint64_t) + L->ways * sizeof *L->tags;
+    if (d->level[level].misses || d->level[level].evictions || start->len != now->len ||
+        start->len % rec)
+        return false;
+    if (!d->level[level].hits)
+        return true;                         /* not reached by the loop */
+    LineRun *runs = g_new(LineRun, nspans + 1);
+    size_t nruns = line_runs(spans, nspans, L->line_shift, runs);
+    uint64_t *x = g_new(uint64_t, 2 * (1 + L->ways)), *y = x + 1 + L->ways;
+    bool ok = true;
+    for (size_t at = 0; ok && at < start->len; at += rec) {
+        if (!memcmp(start->data + at, now->data + at, rec))
+            continue;
+        memcpy(x, start->data + at, rec);    /* the set's number, then MRU first */
+        memcpy(y, now->data + at, rec);
+        ok = x[0] == y[0];
+        for (unsigned w = 1; ok && w <= L->ways; w++) {
+            if (x[w] == CACHE_TAG_INVALID || !line_in(runs, nruns, x[w]))
+                break;                       /* the end of the loop's run */
+            ok = x[w] == y[w];
+        }
+    }
+    g_free(x);
+    g_free(runs);
+    return ok;
 }
 
 bool cache_state_level_moved(const CacheStats *d, unsigned level)

@@ -23,6 +23,21 @@ typedef struct {
  * give such work the same outcomes and leave the other sets alone. */
 void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
                              size_t nspans, GByteArray *out);
+/* Whether the sets now (appended as above for the same spans) may stand
+ * for the sets start where a loop is concerned: start is the level at the
+ * start of a cycle of the loop (a block of its work returns every part of
+ * the memory system there), d the block's statistics delta, and the loop
+ * references no line outside the spans. True only if no lookup of the
+ * level missed in the block; then, set by set, now's most recent lines
+ * must be start's longest most-recent run of lines within the spans, in
+ * the same order; a level the block did not look up may differ freely.
+ * The lines below them, which the loop never reaches, are
+ * free (same proof as tlb_state_part_equivalent's, tlb/tlb_state.c; a line
+ * is found by its number alone, so no other line can answer for it).
+ * Valid only if every other part is equal or equivalent in this sense. */
+bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const CacheSpan *spans,
+                                 size_t nspans, const CacheStats *d,
+                                 const GByteArray *start, const GByteArray *now);
 /* False if work whose statistics delta is d cannot have changed the
  * level: it was not looked up (a level is looked up only after every level
  * above it missed, and every lookup counts a hit or a miss; uncached

@@ -73,8 +73,7 @@ static void append_paging(const Mmu *m, const MmuRange *ranges, size_t nranges,
 /* What the references to the ranges can touch in the caches: each page's
  * frame (4 KiB of it under a 2 MiB page) and its PDE and PTE, which a walk
  * reads and sets A/D bits in. */
-static void append_cache_sets(const Mmu *m, unsigned level, const MmuRange *ranges,
-                              size_t nranges, GByteArray *out)
+static GArray *cache_spans(const Mmu *m, const MmuRange *ranges, size_t nranges)
 {
     GArray *spans = g_array_new(FALSE, FALSE, sizeof(CacheSpan));
     for (size_t i = 0; i < nranges; i++) {
@@ -93,6 +92,13 @@ static void append_cache_sets(const Mmu *m, unsigned level, const MmuRange *rang
             }
         }
     }
+    return spans;
+}
+
+static void append_cache_sets(const Mmu *m, unsigned level, const MmuRange *ranges,
+                              size_t nranges, GByteArray *out)
+{
+    GArray *spans = cache_spans(m, ranges, nranges);
     cache_state_append_sets(m->cache, level, (const CacheSpan *)spans->data, spans->len, out);
     g_array_free(spans, TRUE);
 }
@@ -124,6 +130,64 @@ bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)
     if (part <= nt)
         return tlb_state_part_moved(m->tlb, part - 1, &d->tlb);
     return cache_state_level_moved(&d->cache, part - 1 - nt);
+}
+
+/* The physical bytes of the words (a word across a page boundary in two
+ * pieces); NULL if one is not mapped. */
+static GArray *word_spans(const Mmu *m, const MmuWords *w)
+{
+    GArray *spans = g_array_sized_new(FALSE, FALSE, sizeof(CacheSpan), (guint)w->n);
+    for (uint64_t k = 0; k < w->n; k++) {
+        uint32_t lin = w->va + (uint32_t)(k * w->stride);
+        uint32_t in_page = PAGE_SIZE - (lin & (PAGE_SIZE - 1));
+        uint32_t first = in_page < 4 ? in_page : 4;
+        uint64_t pa;
+        if (!mmu_state_peek(m, lin, &pa)) {
+            g_array_free(spans, TRUE);
+            return NULL;
+        }
+        CacheSpan s = { pa, first };
+        g_array_append_val(spans, s);
+        if (first < 4) {
+            if (!mmu_state_peek(m, lin + first, &pa)) {
+                g_array_free(spans, TRUE);
+                return NULL;
+            }
+            s = (CacheSpan){ pa, 4 - first };
+            g_array_append_val(spans, s);
+        }
+    }
+    return spans;
+}
+
+bool mmu_state_part_equivalent(const Mmu *m, unsigned part, const MmuRange *ranges,
+                               size_t nranges, const MmuWords *words, const MmuStatsAll *d,
+                               const GByteArray *start, const GByteArray *now)
+{
+    unsigned nt = tlb_state_nparts(m->tlb);
+    g_assert(part < mmu_state_nparts(m));
+    if (part == 0)
+        return false;
+    if (part <= nt) {
+        unsigned i = part - 1;
+        if (i >= d->tlb.narrays)                 /* the PDE cache */
+            return false;
+        TlbSpan *spans = g_new(TlbSpan, nranges + 1);
+        for (size_t k = 0; k < nranges; k++)
+            spans[k] = (TlbSpan){ ranges[k].lo, ranges[k].hi ? ranges[k].hi : 1ULL << 32 };
+        bool ok = tlb_state_part_equivalent(m->tlb, i, &d->tlb.array[i], m->pcid, spans,
+                                            nranges, start, now);
+        g_free(spans);
+        return ok;
+    }
+    GArray *spans = d->mmu.walks ? cache_spans(m, ranges, nranges) : word_spans(m, words);
+    if (!spans)
+        return false;
+    bool ok = cache_state_sets_equivalent(m->cache, part - 1 - nt,
+                                          (const CacheSpan *)spans->data, spans->len,
+                                          &d->cache, start, now);
+    g_array_free(spans, TRUE);
+    return ok;
 }
 
 /* ---- statistics ---- */

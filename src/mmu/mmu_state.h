@@ -52,6 +52,25 @@ void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
  * Part 0 always counts as moved (it is small, and the page tables can be
  * written by more than the walker). */
 bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d);
+/* The loop's data references: n 4-byte words at va + k * stride. Where
+ * the block walked no page table (d: no walks), the caches see nothing
+ * else of the loop (code fetches are not looked up), so only these words'
+ * lines must keep their places. */
+typedef struct {
+    uint32_t va, stride;
+    uint64_t n;
+} MmuWords;
+/* Whether part now may stand for part start for a loop confined to the
+ * ranges although the two differ: start is the part at the start of a
+ * cycle of the loop (a block of its work from there returns every part to
+ * it) and d the block's counts. The loop then counts from now exactly
+ * what it counted from start and leaves the part as now, provided every
+ * other part is equal or passes this test too. Entries the loop provably
+ * neither reaches nor reorders are left out: tlb_state_part_equivalent
+ * and cache_state_sets_equivalent. Part 0 is never loose. */
+bool mmu_state_part_equivalent(const Mmu *m, unsigned part, const MmuRange *ranges,
+                               size_t nranges, const MmuWords *words, const MmuStatsAll *d,
+                               const GByteArray *start, const GByteArray *now);
 
 void mmu_state_stats_get(const Mmu *m, MmuStatsAll *out);
 void mmu_state_stats_diff(MmuStatsAll *d, const MmuStatsAll *after,

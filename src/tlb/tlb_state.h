@@ -44,6 +44,29 @@ void tlb_state_append_part(const TlbHierarchy *h, unsigned i, GByteArray *out);
 /* False if work whose statistics delta is d cannot have changed part i. */
 bool tlb_state_part_moved(const TlbHierarchy *h, unsigned i, const TlbStatsAll *d);
 
+/* Linear addresses [lo, hi), hi up to 2^32. */
+typedef struct {
+    uint64_t lo, hi;
+} TlbSpan;
+
+/* Whether the array part i's snapshot now may stand for its snapshot
+ * start where a loop is concerned. start is the array at the start of a
+ * cycle of the loop: a block of the loop's work from start returns every
+ * part to its start snapshot, and counted d (the array's statistics delta
+ * over the block). The loop looks up only pages in spans under pcid. True
+ * only when d shows that every lookup of the block hit and the array is
+ * true LRU; then, set by set, now's most recent entries must be those of
+ * the most recent slots of start that match the loop's pages (the longest
+ * run of such slots from the most recent down), in the same order (in any
+ * ways), and neither may hold another entry matching those pages. An
+ * array the block did not look up may differ freely. Entries the loop cannot match, and their order
+ * among themselves, are free: the proof is in tlb_state.c. Sets that
+ * fail this must be equal byte for byte. Valid only if every other part
+ * of the memory system is equal or equivalent in the same sense. */
+bool tlb_state_part_equivalent(const TlbHierarchy *h, unsigned i, const TlbStats *d,
+                               uint16_t pcid, const TlbSpan *spans, size_t nspans,
+                               const GByteArray *start, const GByteArray *now);
+
 void tlb_state_stats_get(const TlbHierarchy *h, TlbStatsAll *out);
 /* d = after - before, counter by counter. */
 void tlb_state_stats_diff(TlbStatsAll *d, const TlbStatsAll *after,
