@@ -137,15 +137,21 @@ bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)
 static GArray *word_spans(const Mmu *m, const MmuWords *w)
 {
     GArray *spans = g_array_sized_new(FALSE, FALSE, sizeof(CacheSpan), (guint)w->n);
+    uint32_t page = 1;                   /* the page last translated (1: none) */
+    uint64_t frame = 0;
     for (uint64_t k = 0; k < w->n; k++) {
         uint32_t lin = w->va + (uint32_t)(k * w->stride);
         uint32_t in_page = PAGE_SIZE - (lin & (PAGE_SIZE - 1));
         uint32_t first = in_page < 4 ? in_page : 4;
         uint64_t pa;
-        if (!mmu_state_peek(m, lin, &pa)) {
-            g_array_free(spans, TRUE);
-            return NULL;
+        if ((lin & ~(uint32_t)(PAGE_SIZE - 1)) != page) {   /* once per page */
+            if (!mmu_state_peek(m, lin & ~(uint32_t)(PAGE_SIZE - 1), &frame)) {
+                g_array_free(spans, TRUE);
+                return NULL;
+            }
+            page = lin & ~(uint32_t)(PAGE_SIZE - 1);
         }
+        pa = frame | (lin & (PAGE_SIZE - 1));
         CacheSpan s = { pa, first };
         g_array_append_val(spans, s);
         if (first < 4) {
