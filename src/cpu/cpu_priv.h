@@ -398,12 +398,25 @@ static inline bool cpu_cond(const Cpu *c, unsigned cond)
     /* ZF of every lazy operation is "result == 0": JE/JNE inline. */
     if ((cond >> 1) == 2 && c->cc.op != CC_EAGER)
         return (c->cc.res == 0) ^ (cond & 1);
+    /* After CMP/SUB, CF is the unsigned borrow a < b (B/AE) and CF|ZF is
+     * a <= b (BE/A): inline too (flags_cond's own fast path, uncalled). */
+    if (c->cc.op == CC_SUB && ((cond >> 1) == 1 || (cond >> 1) == 3))
+        return ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
     return flags_cond(&c->cc, c->eflags, cond);
 }
 
 static inline bool cpu_cf(const Cpu *c)
 {
-    return c->cc.op == CC_EAGER ? (c->eflags & EFLAGS_CF) != 0 : flags_cf(&c->cc);
+    /* The commonest producers inline (flags_cf's cases): a logic op clears
+     * CF, SUB/CMP borrows when a < b, INC/DEC carry it in cc.c. */
+    switch (c->cc.op) {
+    case CC_EAGER: return (c->eflags & EFLAGS_CF) != 0;
+    case CC_LOGIC: return false;
+    case CC_SUB: return c->cc.a < c->cc.b;
+    case CC_INC:
+    case CC_DEC: return c->cc.c != 0;
+    default: return flags_cf(&c->cc);
+    }
 }
 
 /* ---- decode.c ---- */
