@@ -62,9 +62,16 @@ void replay_print_text(const ReplayResult *r, const char *trace, FILE *out)
             t->lowmem_start_free / 1048576.0, t->lowmem_peak / 1048576.0, t->lowmem_end / 1048576.0);
     if (t->lowmem_exhausted_at >= 0)
         fprintf(out, "; EXHAUSTED at event %" G_GINT64_FORMAT, t->lowmem_exhausted_at);
-    fprintf(out, "\nhost: %.2f s, %.0f syscalls per host second, simulated/host time ratio %.3f\n",
+    fprintf(out, "\nhost: %.2f s, %.0f syscalls per host second, simulated/host time ratio %.3f",
             replay_host_seconds(r), t->syscalls / replay_host_seconds(r),
             replay_seconds(r) / replay_host_seconds(r));
+    /* How much user work was accounted without being executed (exactly:
+     * kernel_model/userwork.h); on the host line, since it changes no
+     * simulated figure. */
+    const UserWorkSkips *ff = replay_fast_forward(r);
+    if (t->user_insns)
+        fprintf(out, "; %.1f%% of user instructions fast-forwarded", 100.0 * ff->insns / t->user_insns);
+    fputc('\n', out);
     if (c->layout->what_if)
         fprintf(out, "note: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
                 c->layout->name);
