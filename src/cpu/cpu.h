@@ -48,10 +48,13 @@
  *   runs in chunks of 64 iterations (interruptible between them, as on
  *   hardware) and retires once.
  *
- * The decoded-instruction cache (cpu_set_decode_cache) is a host-speed
- * shortcut only: it is keyed by the physical address the modelled fetch
- * produced and validated against the bytes in physical memory on every use,
- * so it makes exactly the same modelled references with and without it.
+ * The decoded-instruction cache and the decoded blocks built on it
+ * (cpu_set_decode_cache turns both on or off; block.c) are host-speed
+ * shortcuts only: keyed by the physical address the modelled fetch
+ * produced, validated against the bytes in physical memory (per
+ * instruction, or per block entry with stores into the running code page
+ * ending the block), they make exactly the same modelled references with
+ * and without them (tests/cpu/test_cpu_dcache.c).
  *
  * Initial state (cpu_new, cpu_reset): what a boot loader leaves behind —
  * protected mode (CR0.PE=1, paging off), CPL 0, every segment register
