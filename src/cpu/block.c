@@ -8,9 +8,9 @@
  *
  * Why the shortcut stays exact:
  *   - bytes: checked against memory at every entry; a store during the
- *     block into the page it runs from sets Cpu.block_exit (mem_write), as
- *     do writes the core cannot see the target of (crossing a page,
- *     supervisor writes, port I/O whose hooks may write memory);
+ *     block into the page it runs from sets Cpu.block_exit (lin_write), as
+ *     do writes the core does not follow to a host pointer (crossing a
+ *     page, cpu_write_linear, port I/O whose hooks may write memory);
  *   - fetch references: made exactly where single steps make them (when an
  *     instruction's first or last byte is in a block other than
  *     Cpu.fetch_blk); if one lands in another frame (a remapping), the run
@@ -20,8 +20,7 @@
  *     jump clears fetch_blk), faults, asks to stop, or leaves an event
  *     pending ends the run; REP instructions between chunks too;
  *   - breakpoints: the run leaves the block before an instruction at a
- *     breakpoint (a one-word filter first, so that the run loop's check
- *     costs a shift per instruction). */
+ *     breakpoint (cpu_at_breakpoint, as the run loop checks). */
 #include "cpu/cpu_priv.h"
 
 static inline Block *block_slot(Cpu *c, uint64_t pa)
@@ -34,14 +33,6 @@ void cpu_blocks_reset(Cpu *c)
 {
     if (c->blocks)
         memset(c->blocks, 0, sizeof(Block) << BLOCK_BITS);
-}
-
-static bool is_breakpoint(const Cpu *c, uint32_t eip)
-{
-    for (unsigned i = 0; i < c->nbp; i++)
-        if (c->bp[i] == eip)
-            return true;
-    return false;
 }
 
 /* Instructions after which nothing falls through: decoding past them would
@@ -122,7 +113,7 @@ again:;
     unsigned n = (unsigned)MIN((uint64_t)b->n, budget - done);
     for (unsigned k = 0; k < n; k++) {
         const Insn *in = &b->insn[k];
-        if (k > 0 && UNLIKELY((c->bp_filter >> (eip & 63)) & 1) && is_breakpoint(c, eip))
+        if (k > 0 && cpu_at_breakpoint(c, eip))
             return done + k;
         uint32_t last = lin + in->len - 1;
         if (UNLIKELY((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
@@ -162,7 +153,7 @@ again:;
             done += k + 1;
             if (eip != eip0 || c->pending || c->block_exit || c->cpl != cpl0 ||
                 c->seg[SEG_CS].base != cs_base0 || done >= budget ||
-                (UNLIKELY((c->bp_filter >> (eip & 63)) & 1) && is_breakpoint(c, eip)))
+                cpu_at_breakpoint(c, eip))
                 return done;
             if ((lin0 & ~(FETCH_BLOCK - 1)) != c->fetch_blk) {
                 if (UNLIKELY(cpu_fetch_ref_inline(c, lin0) != XR_OK)) {

@@ -411,14 +411,6 @@ static inline int step(Cpu *c)
     return cpu_take_exception(c);
 }
 
-static inline bool at_breakpoint(const Cpu *c)
-{
-    for (unsigned i = 0; i < c->nbp; i++)
-        if (c->eip == c->bp[i])
-            return true;
-    return false;
-}
-
 CpuStop cpu_run(Cpu *c, uint64_t max_insns)
 {
     c->stop_req = CPU_STOP_NONE;
@@ -433,7 +425,7 @@ CpuStop cpu_run(Cpu *c, uint64_t max_insns)
             if (c->pending & PEND_HALT)
                 return CPU_STOP_HLT;
         }
-        if (UNLIKELY(c->nbp) && n > 0 && at_breakpoint(c))
+        if (n > 0 && cpu_at_breakpoint(c, c->eip))
             return CPU_STOP_BREAKPOINT;
         if (LIKELY(c->dcache_on)) {
             /* The fetch reference for EIP, as fetch_insn would make it,

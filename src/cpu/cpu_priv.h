@@ -245,8 +245,6 @@ static inline int cpu_gp0(Cpu *c) { return cpu_raise(c, VEC_GP, 0); }
 
 int seg_check_slow(Cpu *c, int seg, uint32_t off, unsigned size, bool write);
 
-/* Data reads (access = ACCESS_READ, or ACCESS_WRITE for the read half of a
- * read-modify-write) and writes through segment seg at the current CPL. */
 /* An access inside one page goes through mmu_access (one translation, one
  * cache reference, then a host load/store); one that crosses a page
  * boundary through mmu_read/mmu_write, which split it. Both make exactly
@@ -256,18 +254,15 @@ static inline bool in_page(uint32_t lin, unsigned size)
     return (lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - size;
 }
 
-static inline int mem_read(Cpu *c, int seg, uint32_t off, unsigned size,
-                           Access access, uint32_t *v)
+/* A reference of size bytes at linear address lin at privilege cpl; the
+ * one memory path of instructions, descriptor tables, the TSS and
+ * interrupt frames (forced inline: it is the core's hottest code). */
+TLB_HOT int lin_read(Cpu *c, uint32_t lin, unsigned size, Access access, int cpl, uint32_t *v)
 {
-    const SegCache *s = &c->seg[seg];
-    unsigned need = access == ACCESS_WRITE ? SEGF_FLAT_W : SEGF_FLAT_R;
-    *v = 0;                      /* defined even on a fault (quiets -Wmaybe-uninitialized) */
-    if (UNLIKELY(!(s->flags & need)))
-        TRY(seg_check_slow(c, seg, off, size, access == ACCESS_WRITE));
-    uint32_t lin = s->base + off;
     MmuFault f;
+    *v = 0;                      /* defined even on a fault (quiets -Wmaybe-uninitialized) */
     if (LIKELY(in_page(lin, size))) {
-        const uint8_t *p = mmu_access_fast(c->mmu, lin, access, c->cpl, &f);
+        const uint8_t *p = mmu_access_fast(c->mmu, lin, access, cpl, &f);
         if (UNLIKELY(!p))
             return cpu_raise_mmu(c, &f);
         uint32_t x = 0;
@@ -275,20 +270,16 @@ static inline int mem_read(Cpu *c, int seg, uint32_t off, unsigned size,
         *v = x;
         return XR_OK;
     }
-    if (UNLIKELY(!mmu_read(c->mmu, lin, size, access, c->cpl, v, &f)))
+    if (UNLIKELY(!mmu_read(c->mmu, lin, size, access, cpl, v, &f)))
         return cpu_raise_mmu(c, &f);
     return XR_OK;
 }
 
-static inline int mem_write(Cpu *c, int seg, uint32_t off, unsigned size, uint32_t v)
+TLB_HOT int lin_write(Cpu *c, uint32_t lin, unsigned size, int cpl, uint32_t v)
 {
-    const SegCache *s = &c->seg[seg];
-    if (UNLIKELY(!(s->flags & SEGF_FLAT_W)))
-        TRY(seg_check_slow(c, seg, off, size, true));
-    uint32_t lin = s->base + off;
     MmuFault f;
     if (LIKELY(in_page(lin, size))) {
-        uint8_t *p = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, c->cpl, &f);
+        uint8_t *p = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, cpl, &f);
         if (UNLIKELY(!p))
             return cpu_raise_mmu(c, &f);
         memcpy(p, &v, size);
@@ -299,9 +290,30 @@ static inline int mem_write(Cpu *c, int seg, uint32_t off, unsigned size, uint32
         return XR_OK;
     }
     c->block_exit = true;            /* crossing a page: rare, assume code */
-    if (UNLIKELY(!mmu_write(c->mmu, lin, size, c->cpl, v, &f)))
+    if (UNLIKELY(!mmu_write(c->mmu, lin, size, cpl, v, &f)))
         return cpu_raise_mmu(c, &f);
     return XR_OK;
+}
+
+/* Data reads (access = ACCESS_READ, or ACCESS_WRITE for the read half of a
+ * read-modify-write) and writes through segment seg at the current CPL. */
+static inline int mem_read(Cpu *c, int seg, uint32_t off, unsigned size,
+                           Access access, uint32_t *v)
+{
+    const SegCache *s = &c->seg[seg];
+    unsigned need = access == ACCESS_WRITE ? SEGF_FLAT_W : SEGF_FLAT_R;
+    *v = 0;
+    if (UNLIKELY(!(s->flags & need)))
+        TRY(seg_check_slow(c, seg, off, size, access == ACCESS_WRITE));
+    return lin_read(c, s->base + off, size, access, c->cpl, v);
+}
+
+static inline int mem_write(Cpu *c, int seg, uint32_t off, unsigned size, uint32_t v)
+{
+    const SegCache *s = &c->seg[seg];
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_W)))
+        TRY(seg_check_slow(c, seg, off, size, true));
+    return lin_write(c, s->base + off, size, c->cpl, v);
 }
 
 /* Supervisor (implicit, CPL 0) references to linear addresses: descriptor
@@ -351,6 +363,20 @@ static inline int stack_push(Cpu *c, unsigned size, uint32_t v)
 static inline int stack_read(Cpu *c, uint32_t off, unsigned size, uint32_t *v)
 {
     return mem_read(c, SEG_SS, c->r[REG_ESP] + off, size, ACCESS_READ, v);
+}
+
+/* ---- host breakpoints (cpu_set_breakpoints) ---- */
+
+/* Whether eip is a breakpoint: a one-word filter first (bit eip & 63 of
+ * every breakpoint), so that the check costs a shift per instruction. */
+static inline bool cpu_at_breakpoint(const Cpu *c, uint32_t eip)
+{
+    if (LIKELY(!((c->bp_filter >> (eip & 63)) & 1)))
+        return false;
+    for (unsigned i = 0; i < c->nbp; i++)
+        if (c->bp[i] == eip)
+            return true;
+    return false;
 }
 
 /* ---- control flow ---- */

@@ -54,46 +54,14 @@ static uint32_t desc_limit(Desc d)
 static bool desc_is_code(Desc d) { return DESC_S(d) && (DESC_TYPE(d) & TYPE_CODE); }
 static bool desc_is_data(Desc d) { return DESC_S(d) && !(DESC_TYPE(d) & TYPE_CODE); }
 
-/* Within a page a reference is one mmu_access (the same translation and
- * cache reference mmu_read/mmu_write make for it), through its inline hit
- * path; across a page, mmu_read/mmu_write split it. */
 int mem_read_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t *v)
 {
-    MmuFault f;
-    if (LIKELY(in_page(lin, size))) {
-        const uint8_t *p = mmu_access_fast(c->mmu, lin, ACCESS_READ, 0, &f);
-        if (!p)
-            return cpu_raise_mmu(c, &f);
-        uint32_t x = 0;
-        memcpy(&x, p, size);
-        *v = x;
-        return XR_OK;
-    }
-    if (!mmu_read(c->mmu, lin, size, ACCESS_READ, 0, v, &f))
-        return cpu_raise_mmu(c, &f);
-    return XR_OK;
-}
-
-/* A write of size bytes at lin at privilege cpl, as mem_read_sys reads. */
-static int write_at(Cpu *c, uint32_t lin, unsigned size, int cpl, uint32_t v)
-{
-    MmuFault f;
-    c->block_exit = true;            /* it may be code (see block.c) */
-    if (LIKELY(in_page(lin, size))) {
-        uint8_t *p = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, cpl, &f);
-        if (!p)
-            return cpu_raise_mmu(c, &f);
-        memcpy(p, &v, size);
-        return XR_OK;
-    }
-    if (!mmu_write(c->mmu, lin, size, cpl, v, &f))
-        return cpu_raise_mmu(c, &f);
-    return XR_OK;
+    return lin_read(c, lin, size, ACCESS_READ, 0, v);
 }
 
 int mem_write_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t v)
 {
-    return write_at(c, lin, size, 0, v);
+    return lin_write(c, lin, size, 0, v);
 }
 
 /* An 8-byte descriptor (GDT entry, IDT gate): one supervisor reference
@@ -472,7 +440,7 @@ static int push_ctx(Cpu *c, StackCtx *k, uint32_t v)
         c->seg[SEG_SS] = save;
         TRY(rc);
     }
-    TRY(write_at(c, s->base + esp, 4, k->cpl, v));
+    TRY(lin_write(c, s->base + esp, 4, k->cpl, v));
     k->esp = esp;
     return XR_OK;
 }
