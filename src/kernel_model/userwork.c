@@ -267,30 +267,20 @@ static void learned_store(const UserWork *w, uint64_t P, uint32_t cr3, uint64_t 
 /* Add add to the 32-bit word at lin in physical memory, with no modelled
  * reference; returns the new value. The loop has already touched the word
  * (so it is mapped and its frames exist). */
-/* The page word_add last translated (page 1: none). */
-typedef struct {
-    uint32_t page;
-    uint64_t frame;
-} PageCache;
-
-static uint32_t word_add(Mmu *mmu, PageCache *tc, uint32_t lin, uint32_t add)
+static uint32_t word_add(Mmu *mmu, MmuPeekCache *pc, uint32_t lin, uint32_t add)
 {
     PhysMem *pm = mmu_physmem(mmu);
     uint64_t pa[4];
     uint8_t b[4];
-    if ((lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - 4) {      /* one page: one translation */
-        if ((lin & ~(uint32_t)(PAGE_SIZE - 1)) != tc->page) {
-            bool ok = mmu_state_peek(mmu, lin & ~(uint32_t)(PAGE_SIZE - 1), &tc->frame);
-            g_assert(ok);
-            tc->page = lin & ~(uint32_t)(PAGE_SIZE - 1);
-        }
-        pa[0] = tc->frame | (lin & (PAGE_SIZE - 1));
+    if ((lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - 4) {      /* in one page: one 32-bit value */
+        bool ok = mmu_state_peek_cached(mmu, lin, pc, &pa[0]);
+        g_assert(ok);
         uint32_t v = physmem_read32(pm, pa[0]) + add;
         physmem_write32(pm, pa[0], v);
         return v;
     }
     for (unsigned k = 0; k < 4; k++) {
-        bool ok = mmu_state_peek(mmu, lin + k, &pa[k]);
+        bool ok = mmu_state_peek_cached(mmu, lin + k, pc, &pa[k]);
         g_assert(ok);
         b[k] = physmem_read8(pm, pa[k]);
     }
@@ -308,10 +298,10 @@ static uint32_t skip_memory(const UserWork *w, uint64_t P, uint64_t M, uint64_t 
     /* M (M - 1) / 2 exactly (M < 2^32), then everything mod 2^32. */
     uint64_t tri = M % 2 ? M * ((M - 1) / 2) : (M / 2) * (M - 1);
     uint32_t last = 0;
-    PageCache tc = { 1, 0 };
+    MmuPeekCache pc = MMU_PEEK_CACHE_INIT;
     for (uint64_t j = 0; j < P; j++) {
         uint32_t add = (uint32_t)(M * (R - j) - P * tri);
-        last = word_add(mmu, &tc, w->va + (uint32_t)(j * w->stride), add);
+        last = word_add(mmu, &pc, w->va + (uint32_t)(j * w->stride), add);
     }
     return last;
 }

@@ -45,6 +45,18 @@ bool mmu_state_peek(const Mmu *m, uint32_t lin, uint64_t *pa)
     return true;
 }
 
+bool mmu_state_peek_cached(const Mmu *m, uint32_t lin, MmuPeekCache *pc, uint64_t *pa)
+{
+    uint32_t page = lin & ~(uint32_t)(PAGE_SIZE - 1);
+    if (page != pc->page) {
+        if (!mmu_state_peek(m, page, &pc->frame))
+            return false;
+        pc->page = page;
+    }
+    *pa = pc->frame | (lin & (PAGE_SIZE - 1));
+    return true;
+}
+
 static void append_control(const Mmu *m, GByteArray *out)
 {
     uint64_t c[10] = { m->cr0, m->regs.cr3, m->cr4, m->efer, m->pcid,
@@ -137,25 +149,20 @@ bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)
 static GArray *word_spans(const Mmu *m, const MmuWords *w)
 {
     GArray *spans = g_array_sized_new(FALSE, FALSE, sizeof(CacheSpan), (guint)w->n);
-    uint32_t page = 1;                   /* the page last translated (1: none) */
-    uint64_t frame = 0;
+    MmuPeekCache pc = MMU_PEEK_CACHE_INIT;
     for (uint64_t k = 0; k < w->n; k++) {
         uint32_t lin = w->va + (uint32_t)(k * w->stride);
         uint32_t in_page = PAGE_SIZE - (lin & (PAGE_SIZE - 1));
         uint32_t first = in_page < 4 ? in_page : 4;
         uint64_t pa;
-        if ((lin & ~(uint32_t)(PAGE_SIZE - 1)) != page) {   /* once per page */
-            if (!mmu_state_peek(m, lin & ~(uint32_t)(PAGE_SIZE - 1), &frame)) {
-                g_array_free(spans, TRUE);
-                return NULL;
-            }
-            page = lin & ~(uint32_t)(PAGE_SIZE - 1);
+        if (!mmu_state_peek_cached(m, lin, &pc, &pa)) {
+            g_array_free(spans, TRUE);
+            return NULL;
         }
-        pa = frame | (lin & (PAGE_SIZE - 1));
         CacheSpan s = { pa, first };
         g_array_append_val(spans, s);
         if (first < 4) {
-            if (!mmu_state_peek(m, lin + first, &pa)) {
+            if (!mmu_state_peek_cached(m, lin + first, &pc, &pa)) {
                 g_array_free(spans, TRUE);
                 return NULL;
             }

@@ -87,4 +87,14 @@ void mmu_state_stats_add(Mmu *m, const MmuStatsAll *d, uint64_t times);
  * accounted. */
 bool mmu_state_peek(const Mmu *m, uint32_t lin, uint64_t *pa);
 
+/* mmu_state_peek for many addresses on a few pages: the page last
+ * translated is remembered (MMU_PEEK_CACHE_INIT: none), so the walk is
+ * made once per page. Valid while the paging entries do not change. */
+typedef struct {
+    uint32_t page;
+    uint64_t frame;
+} MmuPeekCache;
+#define MMU_PEEK_CACHE_INIT { 1, 0 }
+bool mmu_state_peek_cached(const Mmu *m, uint32_t lin, MmuPeekCache *pc, uint64_t *pa);
+
 #endif
