@@ -7,68 +7,22 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
-#include <sys/wait.h>
+
+#include "../test_prog.h"
 
 static const char *vmsplit;
 
-typedef struct {
-    char *out, *err;
-    int status;
-} Result;
-
-static Result run(const char *const *args)
+/* `vmsplit run ARGS...` with the binary under test. */
+static TestRun run(const char *const *args)
 {
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (char *)vmsplit);
-    g_ptr_array_add(argv, (char *)"run");
-    for (; *args; args++)
-        g_ptr_array_add(argv, (char *)*args);
-    g_ptr_array_add(argv, NULL);
-    Result r = { 0 };
-    int ws;
-    GError *e = NULL;
-    ck_assert_msg(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &ws, &e), "%s", e ? e->message : "?");
-    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-    g_ptr_array_free(argv, TRUE);
-    return r;
-}
-
-static void result_free(Result *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-static char *source(const char *rel)
-{
-    return g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR"), rel, NULL);
-}
-
-/* A program written to a temporary .asm. */
-static char *write_asm(const char *text)
-{
-    char *dir = g_dir_make_tmp("vmsplit-run-XXXXXX", NULL);
-    char *p = g_build_filename(dir, "prog.asm", NULL);
-    ck_assert(g_file_set_contents(p, text, -1, NULL));
-    g_free(dir);
-    return p;
-}
-
-static void remove_asm(char *p)
-{
-    char *dir = g_path_get_dirname(p);
-    g_unlink(p);
-    g_rmdir(dir);
-    g_free(dir);
-    g_free(p);
+    return test_run_vmsplit(vmsplit, "run", args);
 }
 
 START_TEST(test_hello_text)
 {
-    char *hello = source("workloads/guest/hello.asm");
+    char *hello = test_source("workloads/guest/hello.asm");
     const char *args[] = { "--cpu", "p4-northwood", hello, NULL };
-    Result r = run(args);
+    TestRun r = run(args);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "Hello from a vmsplit guest.\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "guest exit status 0"));
@@ -77,16 +31,16 @@ START_TEST(test_hello_text)
     ck_assert_ptr_nonnull(strstr(r.out, "p4-northwood (2800 MHz)"));
     ck_assert_ptr_nonnull(strstr(r.out, "simulated time"));
     ck_assert_ptr_nonnull(strstr(r.out, "lookups"));
-    result_free(&r);
+    test_run_free(&r);
     g_free(hello);
 }
 END_TEST
 
 START_TEST(test_json)
 {
-    char *hello = source("workloads/guest/hello.asm");
+    char *hello = test_source("workloads/guest/hello.asm");
     const char *args[] = { "--json", "--no-decode-cache", hello, NULL };
-    Result r = run(args);
+    TestRun r = run(args);
     ck_assert_int_eq(r.status, 0);
     /* stdout is one JSON object; the guest's output is inside it. */
     JsonParser *p = json_parser_new();
@@ -103,20 +57,20 @@ START_TEST(test_json)
     ck_assert(json_object_has_member(o, "tlb"));
     ck_assert(json_object_has_member(o, "mmu"));
     g_object_unref(p);
-    result_free(&r);
+    test_run_free(&r);
     g_free(hello);
 }
 END_TEST
 
 START_TEST(test_guest_exit_status)
 {
-    char *p = write_asm("BITS 32\nglobal _start\n_start: mov eax, 1\n mov ebx, 42\n int 0x80\n");
+    char *p = test_write_asm("BITS 32\nglobal _start\n_start: mov eax, 1\n mov ebx, 42\n int 0x80\n");
     const char *args[] = { p, NULL };
-    Result r = run(args);
+    TestRun r = run(args);
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.out, "guest exit status 42"));
-    result_free(&r);
-    remove_asm(p);
+    test_run_free(&r);
+    test_remove_asm(p);
 }
 END_TEST
 
@@ -124,61 +78,61 @@ START_TEST(test_guest_fault)
 {
     /* A write to address 0x10 from ring 3: #PF, error code 6 (W U, not
      * present), CR2 0x10, at the MOV (the program's first instruction). */
-    char *p = write_asm("BITS 32\nglobal _start\n_start: mov dword [0x10], 1\n");
+    char *p = test_write_asm("BITS 32\nglobal _start\n_start: mov dword [0x10], 1\n");
     const char *args[] = { p, NULL };
-    Result r = run(args);
+    TestRun r = run(args);
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.out, "#PF (vector 14, error code 0x6) at EIP 0x08048000 in ring 3, CR2 0x00000010"));
-    result_free(&r);
-    remove_asm(p);
+    test_run_free(&r);
+    test_remove_asm(p);
 }
 END_TEST
 
 START_TEST(test_budget)
 {
-    char *p = write_asm("BITS 32\nglobal _start\n_start: jmp _start\n");
+    char *p = test_write_asm("BITS 32\nglobal _start\n_start: jmp _start\n");
     const char *args[] = { "--max-insns", "1000", p, NULL };
-    Result r = run(args);
+    TestRun r = run(args);
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.out, "stopped         max-insns"));
-    result_free(&r);
-    remove_asm(p);
+    test_run_free(&r);
+    test_remove_asm(p);
 }
 END_TEST
 
 START_TEST(test_bad_input)
 {
     /* Assembly error: nasm's message names the file and line. */
-    char *p = write_asm("BITS 32\nglobal _start\n_start: mov eax, [[\n");
+    char *p = test_write_asm("BITS 32\nglobal _start\n_start: mov eax, [[\n");
     const char *a1[] = { p, NULL };
-    Result r = run(a1);
+    TestRun r = run(a1);
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "prog.asm:3"));
-    result_free(&r);
-    remove_asm(p);
+    test_run_free(&r);
+    test_remove_asm(p);
     /* Not an ELF object. */
-    char *notelf = source("workloads/guest/README.md");
+    char *notelf = test_source("workloads/guest/README.md");
     const char *a2[] = { notelf, NULL };
     r = run(a2);
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "README.md"));
-    result_free(&r);
+    test_run_free(&r);
     g_free(notelf);
     /* Unknown preset, bad --max-insns, no program. */
     const char *a3[] = { "--cpu", "no-such-cpu", "x.o", NULL };
     r = run(a3);
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "no-such-cpu"));
-    result_free(&r);
+    test_run_free(&r);
     const char *a4[] = { "--max-insns", "12x", "x.o", NULL };
     r = run(a4);
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--max-insns"));
-    result_free(&r);
+    test_run_free(&r);
     const char *a5[] = { NULL };
     r = run(a5);
     ck_assert_int_eq(r.status, 2);
-    result_free(&r);
+    test_run_free(&r);
 }
 END_TEST
 

@@ -11,17 +11,17 @@
  *   - each layout's TASK_SIZE (REFERENCES.md) for what fits;
  *   - Linux i386 syscall numbers and errno values for the ABI. */
 #include <check.h>
-#include <elf.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu/nasm.h"
 #include "cpu/preset.h"
 #include "kernel_model/guestprog.h"
 #include "tlb/hierarchy.h"
+
+#include "../test_prog.h"
 
 #define GiB (1024ULL * 1024 * 1024)
 
@@ -313,39 +313,6 @@ START_TEST(sysenter_convention)
 }
 END_TEST
 
-/* A minimal ET_EXEC: one PT_LOAD at vaddr holding the headers and
- * `mov eax, 1; mov ebx, 7; int 0x80` (exit(7)). */
-static char *write_exec(uint32_t vaddr)
-{
-    static const uint8_t code[] = { 0xB8, 1, 0, 0, 0, 0xBB, 7, 0, 0, 0, 0xCD, 0x80 };
-    uint8_t img[sizeof(Elf32_Ehdr) + sizeof(Elf32_Phdr) + sizeof code];
-    Elf32_Ehdr eh = { 0 };
-    memcpy(eh.e_ident, ELFMAG, SELFMAG);
-    eh.e_ident[EI_CLASS] = ELFCLASS32;
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_VERSION] = EV_CURRENT;
-    eh.e_type = ET_EXEC;
-    eh.e_machine = EM_386;
-    eh.e_version = EV_CURRENT;
-    eh.e_entry = vaddr + sizeof(Elf32_Ehdr) + sizeof(Elf32_Phdr);
-    eh.e_phoff = sizeof(Elf32_Ehdr);
-    eh.e_ehsize = sizeof(Elf32_Ehdr);
-    eh.e_phentsize = sizeof(Elf32_Phdr);
-    eh.e_phnum = 1;
-    Elf32_Phdr ph = { .p_type = PT_LOAD, .p_offset = 0, .p_vaddr = vaddr, .p_paddr = vaddr,
-                      .p_filesz = sizeof img, .p_memsz = sizeof img, .p_flags = PF_R | PF_X,
-                      .p_align = 0x1000 };
-    memcpy(img, &eh, sizeof eh);
-    memcpy(img + sizeof eh, &ph, sizeof ph);
-    memcpy(img + sizeof eh + sizeof ph, code, sizeof code);
-    char *path = NULL;
-    int fd = g_file_open_tmp("vmsplit-exec-XXXXXX", &path, NULL);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert(g_file_set_contents(path, (const char *)img, sizeof img, NULL));
-    return path;
-}
-
 /* What fits is the layout's user space: TASK_SIZE 3g1g/kpti 0xC0000000,
  * 2g2g 0x80000000, 1g3g 0x40000000, 4g4g 0xFF000000 (REFERENCES.md). A
  * program at 0xC0000000 runs only under 4g4g; one at 0x50000000 fits all
@@ -358,7 +325,7 @@ START_TEST(user_range)
         { 0x00000000u, { false, false, false, false, false, false } },
     };
     for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
-        char *path = write_exec(cases[c].vaddr);
+        char *path = test_write_exec(cases[c].vaddr);
         for (int l = 0; l < NLAYOUTS; l++) {
             GError *err = NULL;
             GuestProg *g = try_load(layouts[l], path, NULL, NULL, &err);
