@@ -153,6 +153,20 @@ TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
     return find_slot(t, t->hash_salt[i], vpn, key);
 }
 
+/* probe_size, trying the slot of the array's last fast hit first:
+ * references come in runs on one page (fetch blocks, a load then a store),
+ * and at most one slot can match, so it finds the slot find_slot would.
+ * *key: the probe key (the first size's is what tlb_hit_fast remembers). */
+TLB_HOT int probe_hinted(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid, uint64_t *key)
+{
+    uint32_t vpn = lin >> t->shifts[i];
+    *key = t->key_base[i] | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
+    int s = t->hint;
+    if (((t->tag[s].key ^ *key) & t->tag[s].mask) != 0)
+        s = find_slot(t, t->hash_salt[i], vpn, *key);
+    return s;
+}
+
 /* tlb_lookup (tlb.h) in full: every page size, misses, dirty misses,
  * policies whose touch is a call. Out of line (tlb.c). */
 TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
@@ -174,25 +188,13 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
 {
     if (G_UNLIKELY(pcid > TLB_PCID_MAX))
         tlb_bad_pcid(pcid);
-    uint32_t vpn = lin >> t->shifts[0];
-    uint64_t key = t->key_base[0] | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
-    /* The slot of the last fast hit first: references come in runs on one
-     * page (fetch blocks, a load then a store), and at most one slot can
-     * match, so trying it first finds the same slot find_slot would. */
-    int s = t->hint;
-    if (((t->tag[s].key ^ key) & t->tag[s].mask) != 0) {
-        s = find_slot(t, t->hash_salt[0], vpn, key);
-        /* An array holding both page sizes (the P4's DTLB) serves the
-         * kernel's 2 MiB direct map from here too: the second size, after
-         * the first missed, in tlb_lookup_slow's order. */
-        if (s == NO_SLOT && t->nsizes > 1) {
-            uint32_t vpn1 = lin >> t->shifts[1];
-            uint64_t key1 = t->key_base[1] | ((uint64_t)vpn1 << KEY_VPN_SHIFT) | pcid;
-            s = t->hint;
-            if (((t->tag[s].key ^ key1) & t->tag[s].mask) != 0)
-                s = find_slot(t, t->hash_salt[1], vpn1, key1);
-        }
-    }
+    uint64_t key, key1;
+    int s = probe_hinted(t, 0, lin, pcid, &key);
+    /* An array holding both page sizes (the P4's DTLB) serves the kernel's
+     * 2 MiB direct map from here too: the second size, after the first
+     * missed, in tlb_lookup_slow's order. */
+    if (s == NO_SLOT && t->nsizes > 1)
+        s = probe_hinted(t, 1, lin, pcid, &key1);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
         return NULL;
