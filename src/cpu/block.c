@@ -155,13 +155,12 @@ again:;
                 c->seg[SEG_CS].base != cs_base0 || done >= budget ||
                 cpu_at_breakpoint(c, eip))
                 return done;
-            if ((lin0 & ~(FETCH_BLOCK - 1)) != c->fetch_blk) {
-                if (UNLIKELY(cpu_fetch_ref_inline(c, lin0) != XR_OK)) {
-                    *rc = cpu_take_exception(c);
-                    return done + 1;
-                }
-                if (c->fetch_pa != frame || !c->fetch_host)
+            bool fault = false;
+            if (!block_fetch(c, lin0, frame, &fault)) {
+                if (!fault)
                     return done;         /* remapped: the run loop goes on from here */
+                *rc = cpu_take_exception(c);
+                return done + 1;
             }
             goto again;
         }
