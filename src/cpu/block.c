@@ -56,6 +56,16 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
         Insn d;
         if (cpu_decode_quiet(c, eip + len, host, &d) != XR_OK || len + d.len > BLOCK_BYTES)
             break;
+        /* After instruction k - 1 falls through, fetch_blk is the block of
+         * its last byte: the run made the references for its first and
+         * last bytes, in that order, and every handler that changes
+         * fetch_blk otherwise sets FETCH_NONE, which ends the run. So
+         * whether instruction k needs a reference is known here (from the
+         * physical address: fetch blocks never cross a page, so its low
+         * bits are the linear address's). */
+        uint32_t first = (uint32_t)pa + len, last = first + d.len - 1;
+        b->newfetch[n] = n > 0 && ((first ^ (first - 1)) >= FETCH_BLOCK ||
+                                   (last ^ first) >= FETCH_BLOCK);
         b->insn[n++] = d;
         len += d.len;
         if (ends_block(d.fn))
@@ -116,8 +126,9 @@ again:;
         if (k > 0 && cpu_at_breakpoint(c, eip))
             return done + k;
         uint32_t last = lin + in->len - 1;
-        if (UNLIKELY((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
-                     (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk)) {
+        if (UNLIKELY(k > 0 ? b->newfetch[k]
+                           : ((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
+                              (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk))) {
             bool fault = false;
             if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
                 if (!fault)
@@ -129,11 +140,10 @@ again:;
         uint32_t fall = eip + in->len;
         c->next_eip = fall;
         int r = in->fn(c, in);
-        if (UNLIKELY(r == XR_AGAIN))
-            return done + k + 1;
-        if (UNLIKELY(r == XR_FAULT)) {
-            *rc = cpu_take_exception(c);
-            return done + k + 1;
+        if (UNLIKELY(r != XR_OK) && r != XR_STOP) {
+            if (r == XR_FAULT)
+                *rc = cpu_take_exception(c);
+            return done + k + 1;         /* XR_FAULT, XR_AGAIN */
         }
         eip = c->next_eip;
         c->eip = eip;

@@ -9,9 +9,11 @@
  *     write is noticed). The decoded cache validates against physical
  *     memory itself, so it needs no write notification from the MMU.
  *   - Data references use mmu_access_fast (mmu/mmu_priv.h): mmu_access
- *     with the first-level TLB hit, the rights check and an L1 MRU hit
- *     inline, falling back to the out-of-line code for anything else;
- *     same counts and cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
+ *     with a memo's TLB hit (the page of the side's last first-level hit
+ *     or fill, while its array is unchanged) and an L1 MRU hit inline,
+ *     falling back to the out-of-line code for anything else; fetches use
+ *     the ITLB's memo the same way (cpu_fetch_ref_inline). Same counts and
+ *     cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
 #ifndef VMSPLIT_CPU_CPU_PRIV_H
 #define VMSPLIT_CPU_CPU_PRIV_H
 
@@ -128,6 +130,9 @@ typedef struct {
     uint8_t n;                   /* instructions */
     uint8_t len;                 /* bytes */
     uint8_t bytes[BLOCK_BYTES];  /* what they were decoded from */
+    uint8_t newfetch[BLOCK_INSNS]; /* instruction k > 0 reaches a fetch block
+                                  * other than the one holding the last byte
+                                  * of instruction k - 1 (block_build) */
     Insn insn[BLOCK_INSNS];
 } Block;
 
@@ -453,22 +458,19 @@ int cpu_decode(Cpu *c, uint32_t eip, Insn *out);
 /* Make the fetch reference for the block holding linear address lin. */
 int cpu_fetch_ref(Cpu *c, uint32_t lin);
 
-/* cpu_fetch_ref, inline (the block run loop's copy; cpu_fetch_ref in
- * decode.c is this). */
+/* cpu_fetch_ref with the ITLB memo's hit inline (mmu_priv.h): the same
+ * hit, and the same fetch state cpu_fetch_ref leaves (the memo's frame is
+ * the one physmem_frame_peek gives, and frames never move). */
 static inline int cpu_fetch_ref_inline(Cpu *c, uint32_t lin)
 {
-    uint64_t pa;
-    MmuFault f;
-    if (UNLIKELY(!mmu_translate_fast(c->mmu, lin, ACCESS_EXEC, c->cpl, &pa, &f)))
-        return cpu_raise_mmu(c, &f);
+    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_EXEC, c->cpl);
+    if (UNLIKELY(!mm))
+        return cpu_fetch_ref(c, lin);
+    mmu_memo_hit(c->mmu, mm, ACCESS_EXEC, c->cpl);
     c->fetch_blk = lin & ~(FETCH_BLOCK - 1);
     c->fetch_page = lin & ~(PAGE_SIZE - 1);
-    /* Host pointer of the frame: looked up again only when the frame
-     * changes or was never written (NULL: it may have been allocated since). */
-    if ((pa & PAGE_MASK) != c->fetch_pa || !c->fetch_host) {
-        c->fetch_pa = pa & PAGE_MASK;
-        c->fetch_host = physmem_frame_peek(c->pm, pa);
-    }
+    c->fetch_pa = mm->pa;
+    c->fetch_host = mm->host;
     return XR_OK;
 }
 /* Decode the instruction at eip from page (the host bytes of the page it

@@ -249,7 +249,19 @@ static uint16_t cost_cycles(const Cpu *c, unsigned k)
 
 int cpu_fetch_ref(Cpu *c, uint32_t lin)
 {
-    return cpu_fetch_ref_inline(c, lin);
+    uint64_t pa;
+    MmuFault f;
+    if (UNLIKELY(!mmu_translate_fast(c->mmu, lin, ACCESS_EXEC, c->cpl, &pa, &f)))
+        return cpu_raise_mmu(c, &f);
+    c->fetch_blk = lin & ~(FETCH_BLOCK - 1);
+    c->fetch_page = lin & ~(PAGE_SIZE - 1);
+    /* Host pointer of the frame: looked up again only when the frame
+     * changes or was never written (NULL: it may have been allocated since). */
+    if ((pa & PAGE_MASK) != c->fetch_pa || !c->fetch_host) {
+        c->fetch_pa = pa & PAGE_MASK;
+        c->fetch_host = physmem_frame_peek(c->pm, pa);
+    }
+    return XR_OK;
 }
 
 typedef struct {

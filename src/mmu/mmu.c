@@ -38,6 +38,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     else
         default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
+    m->memo[0].page = m->memo[1].page = MEMO_NONE;
     m->pm = pm;
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
@@ -137,14 +138,18 @@ bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
 {
     m->stats.cr3_writes++;
     if (!paging(m)) {
+        /* With paging off nothing is loaded or flushed, but the PCID is
+         * still CR3[11:0] (it tags the entries made once paging is on). */
         m->regs.cr3 = cr3;
+        m->pcid = (m->cr4 & CR4_PCIDE) ? cr3 & CR3_PCID_MASK : 0;
         return true;
     }
     if (!load_pdptes(m, cr3, f))
         return false;
-    if (m->cr4 & CR4_PCIDE)
+    if (m->cr4 & CR4_PCIDE) {
         m->pcid = cr3 & CR3_PCID_MASK;     /* no-flush write (see mmu.h) */
-    else
+        tlb_hier_bump_gens(m->tlb);        /* hits now mean this PCID's */
+    } else
         tlb_hier_flush_nonglobal(m->tlb, 0);
     return true;
 }
@@ -165,6 +170,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     m->cr0 = cr0;
     m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
+    tlb_hier_bump_gens(m->tlb);
     return true;
 }
 
@@ -176,6 +182,7 @@ bool mmu_write_cr4(Mmu *m, uint32_t cr4, MmuFault *f)
         tlb_hier_flush_all(m->tlb);   /* §4.10.4.1 */
     m->cr4 = cr4;
     m->pcid = (cr4 & CR4_PCIDE) ? m->regs.cr3 & CR3_PCID_MASK : 0;
+    tlb_hier_bump_gens(m->tlb);
     return true;
 }
 
@@ -183,6 +190,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
     m->regs.nxe = (efer & EFER_NXE) != 0;
+    tlb_hier_bump_gens(m->tlb);
 }
 
 void mmu_invlpg(Mmu *m, uint32_t lin)
@@ -196,14 +204,41 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
     tlb_hier_flush_pcid(m->tlb, pcid);
 }
 
-/* A TLB miss: walk, time the walk's references, fill. */
+void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry *e,
+                   uint8_t *host)
+{
+    unsigned side = access == ACCESS_EXEC;
+    Tlb *t = m->tlb->side[side].small;
+    MmuMemo *mm = &m->memo[side];
+    /* Only where tlb_hier_hit_fast would find it and take the hit inline. */
+    if (!t || !t->hit_inline || e < t->ent || e >= t->ent + t->geom.entries)
+        return;
+    uint64_t pa = tlb_entry_paddr(e, lin) & PAGE_MASK;
+    if (!host)
+        host = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
+    if (!host)
+        return;
+    /* mmu_rights_ok for each access the side makes, and for a write the
+     * dirty bit tlb_hit_fast requires. */
+    bool user = cpl == 3, any = !user || e->us;
+    unsigned ok = side ? (unsigned)(any && !(m->regs.nxe && e->nx)) << ACCESS_EXEC
+                       : (unsigned)any << ACCESS_READ |
+                         (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
+                             << ACCESS_WRITE;
+    *mm = (MmuMemo){ .page = lin & ~(uint32_t)(PAGE_SIZE - 1), .cpl = cpl, .gen = t->gen,
+                     .ok = (uint8_t)ok, .slot = (int)(e - t->ent), .t = t, .pa = pa,
+                     .host = host };
+}
+
+/* A TLB miss: walk, time the walk's references, fill. *l1: the filled
+ * first-level entry (tlb_hier_fill), or NULL. */
 static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
-                          TlbEntry *e, MmuFault *f)
+                          TlbEntry *e, MmuFault *f, const TlbEntry **l1)
 {
     uint64_t pde, pde_pa;
     bool pde_cached = tlb_hier_pde_lookup(m->tlb, lin, m->pcid, &pde, &pde_pa);
     PaeWalk w;
-    bool ok = pae_walk(&m->regs, m->pm, lin, access, cpl, &w);
+    bool ok = pae_walk_lean(&m->regs, m->pm, lin, access, cpl, &w);
     uint64_t c = m->walk_base;
     for (int i = 0; i < w.nrefs; i++) {
         /* A PDE-cache hit supplies the PDE: its read is not made. The walk
@@ -222,16 +257,16 @@ static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
         return false;
     }
     if (w.page_size == PAE_PAGE_4K && !pde_cached)
-        tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.levels[1].after, w.levels[1].paddr);
+        tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
     tlb_entry_from_walk(e, lin, &w, m->pcid, (m->cr4 & CR4_PGE) != 0);
-    tlb_hier_fill(m->tlb, access, cpl, e);
+    *l1 = tlb_hier_fill(m->tlb, access, cpl, e);
     return true;
 }
 
 /* mmu_translate after the first-level fast path found nothing (or with
  * paging off). */
-bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
-                        uint64_t *pa, MmuFault *f)
+static bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
+                               uint64_t *pa, MmuFault *f)
 {
     if (!paging(m)) {
         *pa = lin;
@@ -245,8 +280,13 @@ bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
      * the processor fault on cached rights, and re-walking gives the same
      * fault whenever software kept the TLB coherent. */
     if (!tlb_result_hit(r) || !mmu_rights_ok(&e, access, cpl, &m->regs)) {
-        if (!walk_and_fill(m, lin, access, cpl, &e, f))
+        const TlbEntry *l1;
+        if (!walk_and_fill(m, lin, access, cpl, &e, f, &l1))
             return false;
+        /* The walk's rights check passed for this access, and the fill
+         * left the entry where the next hit will find it. */
+        if (l1)
+            mmu_memo_make(m, lin, access, cpl, l1, NULL);
     }
     *pa = tlb_entry_paddr(&e, lin);
     return true;
@@ -254,14 +294,33 @@ bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
 
 /* A first-level hit whose cached rights refuse the access: re-walk, as
  * mmu_translate_rest does. */
-bool mmu_translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
-                          uint64_t *pa, MmuFault *f)
+static bool mmu_translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
+                                 uint64_t *pa, MmuFault *f)
 {
     TlbEntry e;
-    if (!walk_and_fill(m, lin, access, cpl, &e, f))
+    const TlbEntry *l1;
+    if (!walk_and_fill(m, lin, access, cpl, &e, f, &l1))
         return false;
     *pa = tlb_entry_paddr(&e, lin);
     return true;
+}
+
+bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                          uint64_t *pa, MmuFault *f)
+{
+    unsigned extra;
+    const TlbEntry *e;
+    if (G_LIKELY(m->paging) &&
+        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
+        m->stats.cycles += extra;
+        if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
+            *pa = tlb_entry_paddr(e, lin);
+            mmu_memo_make(m, lin, access, cpl, e, NULL);
+            return true;
+        }
+        return mmu_translate_rewalk(m, lin, access, cpl, pa, f);
+    }
+    return mmu_translate_rest(m, lin, access, cpl, pa, f);
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -292,7 +351,7 @@ static inline void time_data(Mmu *m, uint64_t pa, Access access)
         time_phys(m, pa, access == ACCESS_WRITE);
 }
 
-uint8_t *mmu_host_absent(Mmu *m, uint64_t pa, Access access)
+static uint8_t *mmu_host_absent(Mmu *m, uint64_t pa, Access access)
 {
     static const uint8_t zero_page[PAGE_SIZE];
     if (access == ACCESS_WRITE)
@@ -317,8 +376,8 @@ uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
     return host_of(m, pa, access);
 }
 
-uint8_t *mmu_access_rest(Mmu *m, uint32_t lin, Access access, int cpl,
-                         MmuFault *f)
+static uint8_t *mmu_access_rest(Mmu *m, uint32_t lin, Access access, int cpl,
+                                MmuFault *f)
 {
     uint64_t pa;
     if (!mmu_translate_rest(m, lin, access, cpl, &pa, f))
@@ -327,14 +386,35 @@ uint8_t *mmu_access_rest(Mmu *m, uint32_t lin, Access access, int cpl,
     return host_of(m, pa, access);
 }
 
-uint8_t *mmu_access_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
-                           MmuFault *f)
+static uint8_t *mmu_access_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
+                                  MmuFault *f)
 {
     uint64_t pa;
     if (!mmu_translate_rewalk(m, lin, access, cpl, &pa, f))
         return NULL;
     time_data(m, pa, access);
     return host_of(m, pa, access);
+}
+
+uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                           MmuFault *f)
+{
+    unsigned extra;
+    const TlbEntry *e;
+    if (G_UNLIKELY(!m->paging) ||
+        G_UNLIKELY(!(e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra))))
+        return mmu_access_rest(m, lin, access, cpl, f);
+    m->stats.cycles += extra;
+    if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
+        return mmu_access_rewalk(m, lin, access, cpl, f);
+    uint64_t pa = tlb_entry_paddr(e, lin);
+    uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
+    if (G_UNLIKELY(!fr))
+        fr = mmu_host_absent(m, pa, access);
+    else
+        mmu_memo_make(m, lin, access, cpl, e, fr);
+    time_data(m, pa, access);
+    return fr + (pa & (PAGE_SIZE - 1));
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

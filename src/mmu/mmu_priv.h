@@ -16,7 +16,36 @@
 #include "mmu/mmu.h"
 #include "tlb/hier_priv.h"
 
+/* A memo of one first-level TLB hit, per side (data, instructions): a
+ * host-speed shortcut that changes no modelled figure.
+ *
+ * When the hit path (tlb_hier_hit_fast) finds page `page` in slot `slot`
+ * of the side's first-level array t, the next reference to that page at
+ * the same CPL would find the same slot again, as long as nothing in t
+ * changed and nothing changed what a hit means -- exactly what t->gen
+ * tracks (tlb_priv.h): every fill, invalidation and flush of t moves it,
+ * and so do PCID switches and writes to CR0, CR4 and EFER
+ * (tlb_hier_bump_gens). The memo then skips the probe, the rights check
+ * (done when the memo was made, for each access type: `ok` has a bit per
+ * Access that the hit path would take) and the frame lookup, and does
+ * what the hit path does on that hit: tlb_hier_count_hit. Frames never
+ * move once they exist (physmem.h), so `host` stays valid; no memo is made
+ * for a frame never written (its host page does not exist yet). */
+typedef struct {
+    uint32_t page;               /* linear page; MEMO_NONE when empty */
+    int32_t cpl;
+    uint32_t gen;                /* t->gen when made */
+    uint8_t ok;                  /* 1 << access for each access it answers */
+    int slot;
+    Tlb *t;
+    uint64_t pa;                 /* physical address of the page */
+    uint8_t *host;               /* its frame */
+} MmuMemo;
+
+#define MEMO_NONE 1u             /* never a page address (pages are 4 KiB aligned) */
+
 struct Mmu {
+    MmuMemo memo[2];             /* by side: [access == ACCESS_EXEC] */
     PhysMem *pm;
     TlbHierarchy *tlb;
     CacheHier *cache;
@@ -44,63 +73,66 @@ static inline bool mmu_rights_ok(const TlbEntry *e, Access access, int cpl,
     return true;
 }
 
-/* Out of line (mmu.c): mmu_translate when the fast path found no usable
- * first-level hit, and after a hit whose rights refuse the access. */
-bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
-                        uint64_t *pa, MmuFault *f);
-bool mmu_translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
-                          uint64_t *pa, MmuFault *f);
+/* The memo of side for lin at cpl answering access, or NULL. */
+TLB_HOT const MmuMemo *mmu_memo_find(const Mmu *m, uint32_t lin, Access access, int cpl)
+{
+    const MmuMemo *mm = &m->memo[access == ACCESS_EXEC];
+    if (mm->page == (lin & ~(uint32_t)(PAGE_SIZE - 1)) && mm->cpl == cpl &&
+        (mm->ok >> access & 1) && mm->gen == mm->t->gen)
+        return mm;
+    return NULL;
+}
 
-/* mmu_translate (mmu.h) with a usable first-level hit inline. */
+/* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
+TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
+{
+    tlb_hier_count_hit(m->tlb, mm->t, mm->slot, access, cpl);
+    m->stats.cycles += mm->t->geom.hit_latency;
+}
+
+/* Remember entry e (in a first-level array, just hit or filled) for the
+ * page of lin at cpl; host: the page's frame, or NULL to look it up. No
+ * memo when the entry is not in the array the hit path probes or its
+ * frame does not exist (mmu.c). */
+void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry *e,
+                   uint8_t *host);
+
+/* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
+ * (a first-level hit on the TLB's own hit path, or the miss path). */
+bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                          uint64_t *pa, MmuFault *f);
+uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                           MmuFault *f);
+
+/* mmu_translate (mmu.h) with a memo's hit inline. */
 TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
                                 uint64_t *pa, MmuFault *f)
 {
-    unsigned extra;
-    const TlbEntry *e;
-    if (G_LIKELY(m->paging) &&
-        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
-        m->stats.cycles += extra;
-        if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
-            *pa = tlb_entry_paddr(e, lin);
-            return true;
-        }
-        return mmu_translate_rewalk(m, lin, access, cpl, pa, f);
+    const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
+    if (G_LIKELY(mm)) {
+        mmu_memo_hit(m, mm, access, cpl);
+        *pa = mm->pa | (lin & (PAGE_SIZE - 1));
+        return true;
     }
-    return mmu_translate_rest(m, lin, access, cpl, pa, f);
+    return mmu_translate_nomemo(m, lin, access, cpl, pa, f);
 }
 
-/* Out of line (mmu.c): mmu_access when the fast path found no usable
- * first-level hit (paging off, or tlb_hier_hit_fast returned NULL having
- * changed nothing); mmu_access after a first-level hit whose rights refuse
- * the access (it re-walks, as mmu_translate does); the host pointer of a
- * frame never written. */
-uint8_t *mmu_access_rest(Mmu *m, uint32_t lin, Access access, int cpl,
-                         MmuFault *f);
-uint8_t *mmu_access_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
-                           MmuFault *f);
-uint8_t *mmu_host_absent(Mmu *m, uint64_t pa, Access access);
-
+/* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
+ * reference, the host pointer. */
 TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
                                  MmuFault *f)
 {
-    unsigned extra;
-    const TlbEntry *e;
-    if (G_UNLIKELY(!m->paging) ||
-        G_UNLIKELY(!(e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra))))
-        return mmu_access_rest(m, lin, access, cpl, f);
-    m->stats.cycles += extra;
-    if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
-        return mmu_access_rewalk(m, lin, access, cpl, f);
-    uint64_t pa = tlb_entry_paddr(e, lin);
+    const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
+    if (G_UNLIKELY(!mm))
+        return mmu_access_nomemo(m, lin, access, cpl, f);
+    mmu_memo_hit(m, mm, access, cpl);
+    uint32_t off = lin & (PAGE_SIZE - 1);
     if (access != ACCESS_EXEC) {     /* no instruction-cache model: see mmu.h */
-        unsigned c = cache_access_fast(m->cache, pa, access == ACCESS_WRITE);
+        unsigned c = cache_access_fast(m->cache, mm->pa | off, access == ACCESS_WRITE);
         m->stats.cycles += c;
         m->stats.data_cycles += c;
     }
-    uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
-    if (G_UNLIKELY(!fr))
-        fr = mmu_host_absent(m, pa, access);
-    return fr + (pa & (PAGE_SIZE - 1));
+    return mm->host + off;
 }
 
 #endif

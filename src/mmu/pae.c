@@ -84,8 +84,11 @@ static inline void add_ref(PaeWalk *out, uint64_t paddr, bool write)
     out->refs[out->nrefs++] = (PaeRef){ .paddr = paddr, .write = write };
 }
 
-bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
-              int cpl, PaeWalk *out)
+/* Both walks; explain: record the levels (a constant in each caller, so
+ * the lean copy carries none of that work). */
+static inline __attribute__((always_inline)) bool
+walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl,
+          PaeWalk *out, bool explain)
 {
     out->fault = false;
     out->nrefs = 0;
@@ -94,11 +97,13 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
     /* Level 3: the PDPTE register (no memory reference, no A/D bits). */
     unsigned i3 = lin >> PAE_PDPTE_SHIFT;
     uint64_t pdpte = regs->pdpte[i3];
-    out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
-                                 .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
-                                 .before = pdpte, .after = pdpte,
-                                 .from_register = true };
-    out->nlevels = 1;
+    if (explain) {
+        out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
+                                     .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
+                                     .before = pdpte, .after = pdpte,
+                                     .from_register = true };
+        out->nlevels = 1;
+    }
     if (!(pdpte & PAE_P))
         return page_fault(out, lin, ec);
     /* Reserved PDPTE bits were refused at the CR3 load (#GP). */
@@ -107,9 +112,13 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
     uint64_t pde_pa = (pdpte & PAE_ADDR_4K) + 8u * ((lin >> PAE_PDE_SHIFT) & 511);
     uint64_t pde = physmem_read64_aligned(pm, pde_pa);
     add_ref(out, pde_pa, false);
-    out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
-                                 .before = pde, .after = pde };
-    out->nlevels = 2;
+    out->pde_pa = pde_pa;
+    out->pde = pde;
+    if (explain) {
+        out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
+                                     .before = pde, .after = pde };
+        out->nlevels = 2;
+    }
     if (!(pde & PAE_P))
         return page_fault(out, lin, ec);
     bool large = (pde & PAE_PS) != 0;
@@ -126,9 +135,11 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
         uint64_t pte_pa = (pde & PAE_ADDR_4K) + 8u * ((lin >> 12) & 511);
         uint64_t pte = physmem_read64_aligned(pm, pte_pa);
         add_ref(out, pte_pa, false);
-        out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
-                                     .before = pte, .after = pte };
-        out->nlevels = 3;
+        if (explain) {
+            out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
+                                         .before = pte, .after = pte };
+            out->nlevels = 3;
+        }
         if (!(pte & PAE_P))
             return page_fault(out, lin, ec);
         if (entry_reserved(pte, regs->nxe, false))
@@ -152,7 +163,9 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
             pde |= PAE_A;
             physmem_write64(pm, pde_pa, pde);
             add_ref(out, pde_pa, true);
-            out->levels[1].after = pde;
+            out->pde = pde;
+            if (explain)
+                out->levels[1].after = pde;
         }
         return page_fault(out, lin, bad);
     }
@@ -163,13 +176,18 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
         pde |= PAE_A;
         physmem_write64(pm, pde_pa, pde);
         add_ref(out, pde_pa, true);
-        out->levels[1].after = pde;
+        out->pde = pde;
+        if (explain)
+            out->levels[1].after = pde;
     }
     uint64_t nleaf = leaf | PAE_A | (access == ACCESS_WRITE ? PAE_D : 0);
     if (nleaf != leaf) {
         physmem_write64(pm, leaf_pa, nleaf);
         add_ref(out, leaf_pa, true);
-        out->levels[out->nlevels - 1].after = nleaf;
+        if (large)
+            out->pde = nleaf;
+        if (explain)
+            out->levels[out->nlevels - 1].after = nleaf;
     }
 
     out->rw = rw;
@@ -179,6 +197,18 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
     out->dirty = (nleaf & PAE_D) != 0;
     out->paddr = out->frame | (lin & (out->page_size - 1));
     return true;
+}
+
+bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
+              int cpl, PaeWalk *out)
+{
+    return walk_impl(regs, pm, lin, access, cpl, out, true);
+}
+
+bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
+                   int cpl, PaeWalk *out)
+{
+    return walk_impl(regs, pm, lin, access, cpl, out, false);
 }
 
 const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t len)

@@ -114,6 +114,9 @@ typedef struct {
     bool rw, us, nx;             /* rights combined over PDE and PTE */
     bool global;                 /* G bit of the leaf */
     bool dirty;                  /* D bit of the leaf after the walk */
+    uint64_t pde, pde_pa;        /* the PDE after the walk and where it lives
+                                  * (valid when the walk reached it): what a
+                                  * paging-structure cache keeps */
 
     /* Explanation and timing. */
     int nlevels;
@@ -135,6 +138,12 @@ bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]
  * !out->fault. */
 bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
               int cpl, PaeWalk *out);
+
+/* pae_walk without the explanation: the same outcome, translation, pde,
+ * memory changes and refs, but nlevels and levels are left unset. The
+ * MMU's miss path, which needs no explanation, uses it. */
+bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
+                   int cpl, PaeWalk *out);
 
 /* The access-rights check of §4.6 on already-combined rights (for a TLB
  * hit). Returns 0 if permitted, else the #PF error code. */

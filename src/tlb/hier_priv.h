@@ -35,6 +35,16 @@ struct TlbHierarchy {
     TlbStats stats;
 };
 
+/* Count a first-level hit in slot s of array t (a first-level array of
+ * h): the array's counts and stamp, and the hierarchy's. */
+TLB_HOT void tlb_hier_count_hit(TlbHierarchy *h, Tlb *t, int s, Access access, int cpl)
+{
+    unsigned p = TLB_PRIV(cpl);
+    tlb_count_hit(t, s, access, cpl);
+    h->stats.lookups[access][p]++;
+    h->stats.hits[access][p]++;
+}
+
 /* See above. *extra_cycles as tlb_hier_lookup sets it on a hit. */
 TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
                                           Access access, int cpl, uint16_t pcid,

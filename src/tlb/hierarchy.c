@@ -103,16 +103,18 @@ void tlb_hier_free(TlbHierarchy *h)
 
 /* ---- lookup and fill ------------------------------------------------- */
 
-/* Fill one array (if it exists) and add its evictions to the total. */
-static void fill_array(TlbHierarchy *h, Tlb *t, const TlbEntry *e,
-                       Access access, int cpl)
+/* Fill one array (if it exists) and add its evictions to the total.
+ * Returns the new entry, or NULL without an array. */
+static const TlbEntry *fill_array(TlbHierarchy *h, Tlb *t, const TlbEntry *e,
+                                  Access access, int cpl)
 {
     if (!t)
-        return;
+        return NULL;
     uint64_t ev0 = t->stats.evictions;
-    tlb_fill(t, e, access, cpl, NULL);
+    const TlbEntry *n = tlb_fill(t, e, access, cpl, NULL);
     /* The array counts exactly the evicted entry and the superseded ones. */
     h->stats.evictions += t->stats.evictions - ev0;
+    return n;
 }
 
 /* tlb_hier_lookup for everything but a first-level hit on the fast path
@@ -173,15 +175,23 @@ TlbResult tlb_hier_lookup(TlbHierarchy *h, uint32_t lin, Access access,
     return tlb_hier_lookup_rest(h, lin, access, cpl, pcid, out, extra_cycles);
 }
 
-void tlb_hier_fill(TlbHierarchy *h, Access access, int cpl, const TlbEntry *e)
+const TlbEntry *tlb_hier_fill(TlbHierarchy *h, Access access, int cpl,
+                              const TlbEntry *e)
 {
     g_assert(e->page_size < TLB_NPAGESIZES);
     unsigned side = access == ACCESS_EXEC;
     Tlb *stlb = h->stlb_for[side];
     h->stats.fills[access][TLB_PRIV(cpl)]++;
-    fill_array(h, h->side[side].for_size[e->page_size], e, access, cpl);
+    const TlbEntry *l1 = fill_array(h, h->side[side].for_size[e->page_size], e, access, cpl);
     if (stlb && tlb_holds(stlb, (TlbPageSize)e->page_size))
         fill_array(h, stlb, e, access, cpl);
+    return l1;
+}
+
+void tlb_hier_bump_gens(TlbHierarchy *h)
+{
+    for (unsigned i = 0; i < h->narrays; i++)
+        h->arrays[i]->gen++;
 }
 
 void tlb_entry_from_walk(TlbEntry *e, uint32_t lin, const PaeWalk *w,

@@ -230,6 +230,7 @@ static inline void mark_invalid(Tlb *t, unsigned slot)
 static void invalidate_slot(Tlb *t, unsigned slot)
 {
     g_assert(t->tag[slot].key & KEY_VALID);
+    t->gen++;
     index_unlink(t, slot);
     mark_invalid(t, slot);
     t->tag[slot] = (Tag){ 0, MASK_FULL };
@@ -310,7 +311,7 @@ static int take_duplicates(Tlb *t, unsigned base, const TlbEntry *e,
     return first;
 }
 
-bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
+const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
               TlbFillInfo *info)
 {
     g_assert(e->pcid <= TLB_PCID_MAX);
@@ -318,6 +319,7 @@ bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
              (t->nsizes > 1 && t->sizes[1] == e->page_size));
     uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
     t->missed = 0;                   /* the page may now be here */
+    t->gen++;
     g_assert(e->vpn < (1u << (32 - tlb_page_shift((TlbPageSize)e->page_size))));
     unsigned set = e->vpn & t->set_mask;
     unsigned base = set * t->ways;
@@ -360,7 +362,7 @@ bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
     t->stats.evictions += extra + (fi.evicted ? 1 : 0);
     if (info)
         *info = fi;
-    return fi.evicted;
+    return &t->ent[slot];
 }
 
 /* ---- flushes --------------------------------------------------------- */
@@ -407,8 +409,10 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
         }
     }
     t->nvalid -= n;
-    if (n)
+    if (n) {
+        t->gen++;
         index_rebuild(t);
+    }
     count_flush(t, cause, n);
     return n;
 }
@@ -416,6 +420,7 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
 unsigned tlb_flush_all(Tlb *t)
 {
     unsigned n = t->nvalid;
+    t->gen++;
     for (unsigned s = 0; s < t->geom.entries; s++)
         t->tag[s] = (Tag){ 0, MASK_FULL };
     memset(t->vbits, 0, sizeof(uint64_t) * ((t->geom.entries + 63) / 64));

@@ -159,10 +159,10 @@ bool tlb_peek(const Tlb *t, uint32_t lin, uint16_t pcid, TlbEntry *out,
               unsigned *set, unsigned *way);
 
 /* Cache e (its page size must be one t holds), for an access at cpl (which
- * only the statistics use). info may be NULL. Returns true if a valid
- * entry of another page was evicted. A refresh of the same page's entry
- * counts as an insertion for the policy (FIFO restarts its age). */
-bool tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
+ * only the statistics use). info may be NULL. Returns the new entry, valid
+ * until t next changes. A refresh of the same page's entry counts as an
+ * insertion for the policy (FIFO restarts its age). */
+const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
               TlbFillInfo *info);
 
 /* Flushes; each returns the number of valid entries it removed and counts

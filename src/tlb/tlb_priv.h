@@ -64,6 +64,11 @@ struct Tlb {
                                   * 0: none. Spares tlb_lookup_slow the same
                                   * probes right after (nothing between can
                                   * add an entry but a fill) */
+    uint32_t gen;                /* content generation: changes whenever a
+                                  * slot does (fill, invalidation, flush) and
+                                  * when what a hit means changes
+                                  * (tlb_hier_bump_gens). A memo of a hit
+                                  * (mmu_priv.h) holds while gen is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
@@ -177,6 +182,19 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
  * the hit path a compare and nothing else (tlb.c). */
 G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
+/* What a hit in slot s costs the array when the policy's hit is a stamp
+ * or nothing (hit_inline): the counts and the stamp. tlb_hit_fast and the
+ * MMU's memo of a hit (mmu_priv.h) both end here. */
+TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
+{
+    unsigned p = TLB_PRIV(cpl);
+    t->hint = s;
+    t->stats.lookups[access][p]++;
+    t->stats.hits[access][p]++;
+    if (t->stamps)
+        t->stamps[s] = ++*t->clock;
+}
+
 /* The common hit, decided on a straight path: the array's page sizes in
  * order (4 KiB first unless it holds only large pages), a policy whose hit is a
  * stamp (LRU) or nothing (FIFO, random), no dirty walk needed. Returns the entry after counting the hit and telling the
@@ -201,12 +219,7 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
     }
     if (G_UNLIKELY(!t->hit_inline || (access == ACCESS_WRITE && !t->ent[s].dirty)))
         return NULL;
-    unsigned p = TLB_PRIV(cpl);
-    t->hint = s;
-    t->stats.lookups[access][p]++;
-    t->stats.hits[access][p]++;
-    if (t->stamps)
-        t->stamps[s] = ++*t->clock;
+    tlb_count_hit(t, s, access, cpl);
     return &t->ent[s];
 }
 
