@@ -38,7 +38,9 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     else
         default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
-    m->memo[0].page = m->memo[1].page = MEMO_NONE;
+    for (unsigned side = 0; side < 2; side++)
+        for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
+            m->memo[side][i].page = MEMO_NONE;
     m->pm = pm;
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
@@ -209,7 +211,7 @@ void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry 
 {
     unsigned side = access == ACCESS_EXEC;
     Tlb *t = m->tlb->side[side].small;
-    MmuMemo *mm = &m->memo[side];
+    MmuMemo *mm = mmu_memo_at(m, lin, access);
     /* Only where tlb_hier_hit_fast would find it and take the hit inline. */
     if (!t || !t->hit_inline || e < t->ent || e >= t->ent + t->geom.entries)
         return;
@@ -225,9 +227,10 @@ void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry 
                        : (unsigned)any << ACCESS_READ |
                          (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
                              << ACCESS_WRITE;
-    *mm = (MmuMemo){ .page = lin & ~(uint32_t)(PAGE_SIZE - 1), .cpl = cpl, .gen = t->gen,
-                     .ok = (uint8_t)ok, .slot = (int)(e - t->ent), .t = t, .pa = pa,
-                     .host = host };
+    int slot = (int)(e - t->ent);
+    *mm = (MmuMemo){ .page = lin & ~(uint32_t)(PAGE_SIZE - 1), .cpl = cpl,
+                     .sgen = t->sgen[slot], .ok = (uint8_t)ok, .slot = slot, .t = t,
+                     .pa = pa, .host = host };
 }
 
 /* A TLB miss: walk, time the walk's references, fill. *l1: the filled

@@ -16,25 +16,29 @@
 #include "mmu/mmu.h"
 #include "tlb/hier_priv.h"
 
-/* A memo of one first-level TLB hit, per side (data, instructions): a
- * host-speed shortcut that changes no modelled figure.
+/* Memos of first-level TLB hits, a small direct-mapped table per side
+ * (data, instructions): a host-speed shortcut that changes no modelled
+ * figure.
  *
  * When the hit path (tlb_hier_hit_fast) finds page `page` in slot `slot`
- * of the side's first-level array t, the next reference to that page at
- * the same CPL would find the same slot again, as long as nothing in t
- * changed and nothing changed what a hit means -- exactly what t->gen
- * tracks (tlb_priv.h): every fill, invalidation and flush of t moves it,
+ * of the side's first-level array t, or the miss path fills it there, the
+ * next reference to that page at the same CPL would find the same slot
+ * again, as long as the slot still holds that entry and nothing changed
+ * what a hit means -- exactly what the slot's generation t->sgen[slot]
+ * tracks (tlb_priv.h): a fill, invalidation or flush of the slot moves it,
  * and so do PCID switches and writes to CR0, CR4 and EFER
- * (tlb_hier_bump_gens). The memo then skips the probe, the rights check
+ * (tlb_hier_bump_gens). No other slot can start answering the page
+ * meanwhile: at most one slot answers a page (a fill of the page replaces
+ * its entry in place). The memo then skips the probe, the rights check
  * (done when the memo was made, for each access type: `ok` has a bit per
- * Access that the hit path would take) and the frame lookup, and does
- * what the hit path does on that hit: tlb_hier_count_hit. Frames never
- * move once they exist (physmem.h), so `host` stays valid; no memo is made
- * for a frame never written (its host page does not exist yet). */
+ * Access that the hit path would take) and the frame lookup, and does what
+ * the hit path does on that hit: tlb_hier_count_hit. Frames never move once
+ * they exist (physmem.h), so `host` stays valid; no memo is made for a
+ * frame never written (its host page does not exist yet). */
 typedef struct {
     uint32_t page;               /* linear page; MEMO_NONE when empty */
     int32_t cpl;
-    uint32_t gen;                /* t->gen when made */
+    uint32_t sgen;               /* t->sgen[slot] when made */
     uint8_t ok;                  /* 1 << access for each access it answers */
     int slot;
     Tlb *t;
@@ -43,9 +47,11 @@ typedef struct {
 } MmuMemo;
 
 #define MEMO_NONE 1u             /* never a page address (pages are 4 KiB aligned) */
+#define MEMO_BITS 4              /* 16 per side: a syscall's stack, task,
+                                  * pt_regs and user pages rarely collide */
 
 struct Mmu {
-    MmuMemo memo[2];             /* by side: [access == ACCESS_EXEC] */
+    MmuMemo memo[2][1u << MEMO_BITS]; /* [access == ACCESS_EXEC][page bits] */
     PhysMem *pm;
     TlbHierarchy *tlb;
     CacheHier *cache;
@@ -73,12 +79,18 @@ static inline bool mmu_rights_ok(const TlbEntry *e, Access access, int cpl,
     return true;
 }
 
-/* The memo of side for lin at cpl answering access, or NULL. */
-TLB_HOT const MmuMemo *mmu_memo_find(const Mmu *m, uint32_t lin, Access access, int cpl)
+/* Where the memo for lin's page would be. */
+TLB_HOT MmuMemo *mmu_memo_at(Mmu *m, uint32_t lin, Access access)
 {
-    const MmuMemo *mm = &m->memo[access == ACCESS_EXEC];
+    return &m->memo[access == ACCESS_EXEC][(lin >> PAGE_SHIFT) & ((1u << MEMO_BITS) - 1)];
+}
+
+/* The memo for lin at cpl answering access, or NULL. */
+TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cpl)
+{
+    const MmuMemo *mm = mmu_memo_at(m, lin, access);
     if (mm->page == (lin & ~(uint32_t)(PAGE_SIZE - 1)) && mm->cpl == cpl &&
-        (mm->ok >> access & 1) && mm->gen == mm->t->gen)
+        (mm->ok >> access & 1) && mm->sgen == mm->t->sgen[mm->slot])
         return mm;
     return NULL;
 }

@@ -191,7 +191,7 @@ const TlbEntry *tlb_hier_fill(TlbHierarchy *h, Access access, int cpl,
 void tlb_hier_bump_gens(TlbHierarchy *h)
 {
     for (unsigned i = 0; i < h->narrays; i++)
-        h->arrays[i]->gen++;
+        tlb_bump_gens(h->arrays[i]);
 }
 
 void tlb_entry_from_walk(TlbEntry *e, uint32_t lin, const PaeWalk *w,

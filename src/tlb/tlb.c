@@ -85,6 +85,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
             t->bucket[i] = NO_SLOT;
     }
     t->vbits = g_new0(uint64_t, (geom->entries + 63) / 64);
+    t->sgen = g_new0(uint32_t, geom->entries);
     t->set_valid = g_new0(uint16_t, sets);
     t->pstate = policy->create(sets, geom->ways, seed);
     t->touch = policy->touch;
@@ -104,6 +105,7 @@ void tlb_free(Tlb *t)
     g_free(t->bucket);
     g_free(t->next);
     g_free(t->vbits);
+    g_free(t->sgen);
     g_free(t->set_valid);
     g_free(t->name);
     g_free(t);
@@ -230,7 +232,7 @@ static inline void mark_invalid(Tlb *t, unsigned slot)
 static void invalidate_slot(Tlb *t, unsigned slot)
 {
     g_assert(t->tag[slot].key & KEY_VALID);
-    t->gen++;
+    t->sgen[slot]++;
     index_unlink(t, slot);
     mark_invalid(t, slot);
     t->tag[slot] = (Tag){ 0, MASK_FULL };
@@ -319,7 +321,6 @@ const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
              (t->nsizes > 1 && t->sizes[1] == e->page_size));
     uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
     t->missed = 0;                   /* the page may now be here */
-    t->gen++;
     g_assert(e->vpn < (1u << (32 - tlb_page_shift((TlbPageSize)e->page_size))));
     unsigned set = e->vpn & t->set_mask;
     unsigned base = set * t->ways;
@@ -347,6 +348,7 @@ const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
     }
     fi.way = (unsigned)slot - base;
     fi.superseded = extra;
+    t->sgen[slot]++;
     t->ent[slot] = *e;
     t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
     if (!fi.evicted) {
@@ -403,16 +405,15 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
     unsigned n = 0;
     FOR_EACH_VALID(t, s) {
         if (!t->ent[s].global && t->ent[s].pcid == pcid) {
+            t->sgen[s]++;
             mark_invalid(t, s);
             t->tag[s] = (Tag){ 0, MASK_FULL };
             n++;
         }
     }
     t->nvalid -= n;
-    if (n) {
-        t->gen++;
+    if (n)
         index_rebuild(t);
-    }
     count_flush(t, cause, n);
     return n;
 }
@@ -420,7 +421,7 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
 unsigned tlb_flush_all(Tlb *t)
 {
     unsigned n = t->nvalid;
-    t->gen++;
+    tlb_bump_gens(t);
     for (unsigned s = 0; s < t->geom.entries; s++)
         t->tag[s] = (Tag){ 0, MASK_FULL };
     memset(t->vbits, 0, sizeof(uint64_t) * ((t->geom.entries + 63) / 64));
@@ -429,6 +430,12 @@ unsigned tlb_flush_all(Tlb *t)
     index_rebuild(t);
     count_flush(t, TLB_FLUSH_PGE, n);
     return n;
+}
+
+void tlb_bump_gens(Tlb *t)
+{
+    for (unsigned s = 0; s < t->geom.entries; s++)
+        t->sgen[s]++;
 }
 
 /* ---- inspection ------------------------------------------------------ */

@@ -64,11 +64,12 @@ struct Tlb {
                                   * 0: none. Spares tlb_lookup_slow the same
                                   * probes right after (nothing between can
                                   * add an entry but a fill) */
-    uint32_t gen;                /* content generation: changes whenever a
-                                  * slot does (fill, invalidation, flush) and
-                                  * when what a hit means changes
-                                  * (tlb_hier_bump_gens). A memo of a hit
-                                  * (mmu_priv.h) holds while gen is the same */
+    uint32_t *sgen;              /* per slot: a generation that changes
+                                  * whenever the slot does (fill,
+                                  * invalidation, flush) and when what a hit
+                                  * means changes (tlb_hier_bump_gens). A
+                                  * memo of a hit in the slot (mmu_priv.h)
+                                  * holds while it is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
@@ -176,6 +177,9 @@ TLB_HOT int probe_hinted(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid, 
  * policies whose touch is a call. Out of line (tlb.c). */
 TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out);
+
+/* Move every slot's generation on (tlb.c; see Tlb.sgen). */
+void tlb_bump_gens(Tlb *t);
 
 /* A PCID wider than 12 bits is a caller's bug (it would spill into the
  * key's VPN field). Reported by a noreturn function so the check costs
