@@ -412,7 +412,11 @@ void cpu_write_eflags(Cpu *c, uint32_t v, uint32_t mask)
         mask &= ~EFLAGS_IOPL;    /* only CPL 0 changes IOPL */
     if (!iopl_ok(c))
         mask &= ~EFLAGS_IF;      /* CPL > IOPL: IF silently kept */
-    uint32_t cur = flags_get(c);
+    /* The arithmetic flags of the old value matter only when mask leaves
+     * some of them: POPF and IRET replace all six, so their lazy state
+     * need not be worked out (the non-arithmetic bits of c->eflags are
+     * always current; flags_get only adds the arithmetic ones). */
+    uint32_t cur = (mask & EFLAGS_ARITH) == EFLAGS_ARITH ? c->eflags : flags_get(c);
     uint32_t n = ((cur & ~mask) | (v & mask)) & EFLAGS_WRITABLE;
     c->eflags = n | EFLAGS_FIXED1;
     c->cc.op = CC_EAGER;

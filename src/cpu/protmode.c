@@ -101,32 +101,42 @@ static int desc_touch(Cpu *c, uint16_t sel, Desc *d)
     return mem_write_sys(c, c->gdtr.base + (sel & 0xFFF8u) + 4, 4, d->hi);
 }
 
-static void seg_fill(SegCache *s, uint16_t sel, Desc d)
+/* SEGF_FLAT_R / SEGF_FLAT_W of a segment whose limit is 4 GiB, by the
+ * descriptor's type field (the rule seg_check_slow applies): code is
+ * flat-readable when readable and never writable; expand-up data is
+ * flat-readable, and flat-writable when writable; expand-down data never
+ * flat (its valid offsets lie above the limit). */
+static const uint8_t flat_by_type[16] = {
+    [0x0] = SEGF_FLAT_R, [0x1] = SEGF_FLAT_R,
+    [0x2] = SEGF_FLAT_R | SEGF_FLAT_W, [0x3] = SEGF_FLAT_R | SEGF_FLAT_W,
+    [0xA] = SEGF_FLAT_R, [0xB] = SEGF_FLAT_R, [0xE] = SEGF_FLAT_R, [0xF] = SEGF_FLAT_R,
+};
+
+/* The hidden part of a segment register from its descriptor: fields taken
+ * straight from their bit positions (Figure 3-8: type bits 8-11 and S bit
+ * 12 side by side give type | S << 4; D/B bit 22 is SEGF_BIG, bit 3). */
+static inline void seg_fill(SegCache *s, uint16_t sel, Desc d)
 {
-    uint8_t type = (uint8_t)DESC_TYPE(d);
+    uint32_t limit = desc_limit(d);
     s->sel = sel;
     s->base = desc_base(d);
-    s->limit = desc_limit(d);
-    s->type = (uint8_t)(type | (DESC_S(d) << 4));
+    s->limit = limit;
+    s->type = (uint8_t)((d.hi >> 8) & 0x1F);
     s->dpl = (uint8_t)DESC_DPL(d);
-    s->flags = SEGF_USABLE | (DESC_DB(d) ? SEGF_BIG : 0);
-    bool code = type & TYPE_CODE;
-    bool flat = s->limit == 0xFFFFFFFFu && (code || !(type & TYPE_EXPDOWN));
-    if (flat && (!code || (type & TYPE_READABLE)))
-        s->flags |= SEGF_FLAT_R;
-    if (flat && !code && (type & TYPE_WRITABLE))
-        s->flags |= SEGF_FLAT_W;
+    s->flags = (uint8_t)(SEGF_USABLE | ((d.hi >> 19) & SEGF_BIG) |
+                         (limit == 0xFFFFFFFFu ? flat_by_type[DESC_TYPE(d)] : 0));
 }
 
-void pm_set_flat(SegCache *s, uint16_t sel, bool code, int dpl)
+/* A flat 4 GiB segment (base 0, G=1, D=1, accessed): execute/read code or
+ * read/write data. Inline for SYSENTER/SYSEXIT, where code is a constant. */
+static inline void set_flat(SegCache *s, uint16_t sel, bool code, int dpl)
 {
-    s->sel = sel;
-    s->base = 0;
-    s->limit = 0xFFFFFFFFu;
-    s->type = (uint8_t)(0x10 | (code ? 0xB : 0x3));
-    s->dpl = (uint8_t)dpl;
-    s->flags = SEGF_USABLE | SEGF_BIG | SEGF_FLAT_R | (code ? 0 : SEGF_FLAT_W);
+    *s = (SegCache){ .sel = sel, .base = 0, .limit = 0xFFFFFFFFu,
+                     .type = (uint8_t)(0x10 | (code ? 0xB : 0x3)), .dpl = (uint8_t)dpl,
+                     .flags = SEGF_USABLE | SEGF_BIG | SEGF_FLAT_R | (code ? 0 : SEGF_FLAT_W) };
 }
+
+void pm_set_flat(SegCache *s, uint16_t sel, bool code, int dpl) { set_flat(s, sel, code, dpl); }
 
 int seg_check_slow(Cpu *c, int seg, uint32_t off, unsigned size, bool write)
 {
@@ -265,11 +275,28 @@ int pm_far_jump(Cpu *c, uint16_t sel, uint32_t off, bool call, unsigned size)
     return XR_OK;
 }
 
+/* One value of a far return's frame: stack_read (mem_read through SS at
+ * the current CPL: the same segment check, the same one reference) of
+ * size 2 or 4 bytes at ESP+off, with the size a constant in each
+ * lin_read so that the copy is a plain load, not a memcpy call. */
+static int pop_read(Cpu *c, uint32_t off, unsigned size, uint32_t *v)
+{
+    const SegCache *s = &c->seg[SEG_SS];
+    uint32_t at = c->r[REG_ESP] + off;
+    *v = 0;
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_R)))
+        TRY(seg_check_slow(c, SEG_SS, at, size, false));
+    if (LIKELY(size == 4))
+        return lin_read(c, s->base + at, 4, ACCESS_READ, c->cpl, v);
+    g_assert(size == 2);
+    return lin_read(c, s->base + at, 2, ACCESS_READ, c->cpl, v);
+}
+
 /* Pops for RETF/IRET: n values of size at ESP. */
 static int pop_n(Cpu *c, unsigned n, unsigned size, uint32_t *v)
 {
     for (unsigned k = 0; k < n; k++)
-        TRY(stack_read(c, k * size, size, &v[k]));
+        TRY(pop_read(c, k * size, size, &v[k]));
     return XR_OK;
 }
 
@@ -287,8 +314,8 @@ static int far_return(Cpu *c, unsigned size, uint32_t eip, uint16_t cs, unsigned
         return cpu_gp0(c);
     uint32_t outer[2];
     if (rpl > c->cpl) {
-        TRY(stack_read(c, npopped * size + extra, size, &outer[0]));
-        TRY(stack_read(c, (npopped + 1) * size + extra, size, &outer[1]));
+        TRY(pop_read(c, npopped * size + extra, size, &outer[0]));
+        TRY(pop_read(c, (npopped + 1) * size + extra, size, &outer[1]));
         TRY(check_stack_ss(c, (uint16_t)outer[1], rpl, &dss, VEC_GP, 0));
         TRY(desc_touch(c, (uint16_t)outer[1], &dss));
     }
@@ -350,8 +377,8 @@ int pm_sysenter(Cpu *c)
     if (!cs)
         return cpu_gp0(c);
     c->eflags &= ~(EFLAGS_VM | EFLAGS_IF | EFLAGS_RF);
-    pm_set_flat(&c->seg[SEG_CS], cs, true, 0);
-    pm_set_flat(&c->seg[SEG_SS], (uint16_t)(cs + 8), false, 0);
+    set_flat(&c->seg[SEG_CS], cs, true, 0);
+    set_flat(&c->seg[SEG_SS], (uint16_t)(cs + 8), false, 0);
     c->cpl = 0;
     c->r[REG_ESP] = c->sysenter_esp;
     cpu_jump(c, c->sysenter_eip);
@@ -368,8 +395,8 @@ int pm_sysexit(Cpu *c)
     uint16_t cs = (uint16_t)(c->sysenter_cs & 0xFFFC);
     if (!cs || c->cpl != 0)
         return cpu_gp0(c);
-    pm_set_flat(&c->seg[SEG_CS], (uint16_t)((cs + 16) | 3), true, 3);
-    pm_set_flat(&c->seg[SEG_SS], (uint16_t)((cs + 24) | 3), false, 3);
+    set_flat(&c->seg[SEG_CS], (uint16_t)((cs + 16) | 3), true, 3);
+    set_flat(&c->seg[SEG_SS], (uint16_t)((cs + 24) | 3), false, 3);
     c->cpl = 3;
     c->r[REG_ESP] = c->r[REG_ECX];
     cpu_jump(c, c->r[REG_EDX]);
@@ -423,25 +450,77 @@ int pm_io_check(Cpu *c, uint16_t port, unsigned size)
 
 /* ---- interrupt and exception delivery ---- */
 
+/* The frame of a delivery: pushed one dword at a time (each its own
+ * modelled write at the new CPL, SDM §6.12.1 Figure 6-4), at most SS, ESP,
+ * EFLAGS, CS, EIP and the error code. */
 typedef struct {
-    SegCache ss;
-    uint32_t esp;
-    int cpl;
-} StackCtx;
+    uint32_t v[6];
+    unsigned n;
+} Frame;
 
-static int push_ctx(Cpu *c, StackCtx *k, uint32_t v)
+/* Push the frame on the stack ss:esp at privilege cpl; *esp is updated
+ * only when every push succeeded. A stack that is not flat-writable gets
+ * the segment check of each push first (seg_check_slow on a temporary SS
+ * cache, as the checks use c->seg[SEG_SS]). */
+static int push_frame(Cpu *c, const SegCache *ss, uint32_t *esp, int cpl, const Frame *fr)
 {
-    uint32_t esp = k->esp - 4;
-    const SegCache *s = &k->ss;
-    if (!(s->flags & SEGF_FLAT_W)) {
-        SegCache save = c->seg[SEG_SS];
-        c->seg[SEG_SS] = *s;
-        int rc = seg_check_slow(c, SEG_SS, esp, 4, true);
-        c->seg[SEG_SS] = save;
-        TRY(rc);
+    uint32_t sp = *esp;
+    for (unsigned k = 0; k < fr->n; k++) {
+        sp -= 4;
+        if (UNLIKELY(!(ss->flags & SEGF_FLAT_W))) {
+            SegCache save = c->seg[SEG_SS];
+            c->seg[SEG_SS] = *ss;
+            int rc = seg_check_slow(c, SEG_SS, sp, 4, true);
+            c->seg[SEG_SS] = save;
+            TRY(rc);
+        }
+        TRY(lin_write(c, ss->base + sp, 4, cpl, fr->v[k]));
     }
-    TRY(lin_write(c, s->base + esp, 4, k->cpl, v));
-    k->esp = esp;
+    *esp = sp;
+    return XR_OK;
+}
+
+/* The gate of vec and the code segment it names, checked (SDM "INT n/INTO/
+ * INT3", "Operation": the IDT limit, gate type, gate DPL for INT n, P; the
+ * selector, code type, DPL <= CPL, D, P, and the offset within the limit). */
+static int read_gate(Cpu *c, uint8_t vec, bool soft, uint32_t ext, Desc *gate, Desc *d)
+{
+    uint32_t idt_err = ((uint32_t)vec << 3) | 2 | ext;
+    if ((uint32_t)vec * 8 + 7 > c->idtr.limit)
+        return cpu_raise(c, VEC_GP, idt_err);
+    TRY(read_desc_at(c, c->idtr.base + vec * 8u, gate));
+    unsigned type = DESC_TYPE(*gate);
+    if (DESC_S(*gate) || (type != SYS_INT_GATE32 && type != SYS_TRAP_GATE32))
+        return cpu_raise(c, VEC_GP, idt_err);        /* task and 16-bit gates: not modelled */
+    if (soft && DESC_DPL(*gate) < c->cpl)
+        return cpu_raise(c, VEC_GP, idt_err);
+    if (!DESC_P(*gate))
+        return cpu_raise(c, VEC_NP, idt_err);
+    uint16_t sel = (uint16_t)(gate->lo >> 16);
+    uint32_t off = (gate->lo & 0xFFFF) | (gate->hi & 0xFFFF0000u), serr = (sel & 0xFFFCu) | ext;
+    if (!(sel & 0xFFFC))
+        return cpu_raise(c, VEC_GP, ext);
+    TRY(desc_read(c, sel, d, VEC_GP, ext));
+    if (!desc_is_code(*d) || DESC_DPL(*d) > c->cpl || !DESC_DB(*d))
+        return cpu_raise(c, VEC_GP, serr);
+    if (!DESC_P(*d))
+        return cpu_raise(c, VEC_NP, serr);
+    if (off > desc_limit(*d))
+        return cpu_gp0(c);
+    return XR_OK;
+}
+
+/* The inner stack of a delivery to new_cpl from the TSS (§6.12.1, §7.2.1):
+ * ESPn then SSn, two supervisor reads, and SSn's descriptor checked. */
+static int tss_stack(Cpu *c, int new_cpl, uint32_t ext, SegCache *ss, Desc *dss, uint32_t *esp)
+{
+    uint32_t v;
+    if (!(c->tr.flags & SEGF_USABLE) || TSS_SS0 + 8u * new_cpl + 1 > c->tr.limit)
+        return cpu_raise(c, VEC_TS, (c->tr.sel & 0xFFFCu) | ext);
+    TRY(lin_read(c, c->tr.base + TSS_ESP0 + 8u * new_cpl, 4, ACCESS_READ, 0, esp));
+    TRY(lin_read(c, c->tr.base + TSS_SS0 + 8u * new_cpl, 2, ACCESS_READ, 0, &v));
+    TRY(check_stack_ss(c, (uint16_t)v, new_cpl, dss, VEC_TS, ext));
+    seg_fill(ss, (uint16_t)v, *dss);
     return XR_OK;
 }
 
@@ -450,65 +529,43 @@ static int push_ctx(Cpu *c, StackCtx *k, uint32_t v)
 static int deliver_once(Cpu *c, uint8_t vec, bool has_err, uint32_t err, bool soft,
                         uint32_t ret_eip, uint32_t ext)
 {
-    uint32_t idt_err = ((uint32_t)vec << 3) | 2 | ext;
-    if ((uint32_t)vec * 8 + 7 > c->idtr.limit)
-        return cpu_raise(c, VEC_GP, idt_err);
-    Desc gate;
-    TRY(read_desc_at(c, c->idtr.base + vec * 8u, &gate));
-    uint32_t lo = gate.lo, hi = gate.hi;
+    Desc gate, d, dss;
+    TRY(read_gate(c, vec, soft, ext, &gate, &d));
     unsigned type = DESC_TYPE(gate);
-    if (DESC_S(gate) || (type != SYS_INT_GATE32 && type != SYS_TRAP_GATE32))
-        return cpu_raise(c, VEC_GP, idt_err);        /* task and 16-bit gates: not modelled */
-    if (soft && DESC_DPL(gate) < c->cpl)
-        return cpu_raise(c, VEC_GP, idt_err);
-    if (!DESC_P(gate))
-        return cpu_raise(c, VEC_NP, idt_err);
-    uint16_t sel = (uint16_t)(lo >> 16);
-    uint32_t off = (lo & 0xFFFF) | (hi & 0xFFFF0000u), serr = (sel & 0xFFFCu) | ext;
-    Desc d;
-    if (!(sel & 0xFFFC))
-        return cpu_raise(c, VEC_GP, ext);
-    TRY(desc_read(c, sel, &d, VEC_GP, ext));
-    if (!desc_is_code(d) || DESC_DPL(d) > c->cpl || !DESC_DB(d))
-        return cpu_raise(c, VEC_GP, serr);
-    if (!DESC_P(d))
-        return cpu_raise(c, VEC_NP, serr);
-    if (off > desc_limit(d))
-        return cpu_gp0(c);
+    uint16_t sel = (uint16_t)(gate.lo >> 16);
+    uint32_t off = (gate.lo & 0xFFFF) | (gate.hi & 0xFFFF0000u);
     int new_cpl = (DESC_TYPE(d) & TYPE_CONFORMING) ? c->cpl : DESC_DPL(d);
-    StackCtx k = { c->seg[SEG_SS], c->r[REG_ESP], new_cpl };
-    uint16_t new_ss = 0;
-    Desc dss;
-    if (new_cpl < c->cpl) {                          /* stack switch from the TSS */
-        uint32_t esp, ss;
-        if (!(c->tr.flags & SEGF_USABLE) || TSS_SS0 + 8u * new_cpl + 1 > c->tr.limit)
-            return cpu_raise(c, VEC_TS, (c->tr.sel & 0xFFFCu) | ext);
-        TRY(mem_read_sys(c, c->tr.base + TSS_ESP0 + 8u * new_cpl, 4, &esp));
-        TRY(mem_read_sys(c, c->tr.base + TSS_SS0 + 8u * new_cpl, 2, &ss));
-        new_ss = (uint16_t)ss;
-        TRY(check_stack_ss(c, new_ss, new_cpl, &dss, VEC_TS, ext));
-        seg_fill(&k.ss, new_ss, dss);
-        k.esp = esp;
-        TRY(push_ctx(c, &k, c->seg[SEG_SS].sel));
-        TRY(push_ctx(c, &k, c->r[REG_ESP]));
+    /* EFLAGS once: nothing below changes it before the commit. */
+    uint32_t eflags = flags_get(c);
+    SegCache new_ss = { 0 };     /* (set by tss_stack when used) */
+    const SegCache *ss = &c->seg[SEG_SS];
+    uint32_t esp = c->r[REG_ESP];
+    bool switch_stack = new_cpl < c->cpl;
+    Frame fr = { .n = 0 };
+    if (switch_stack) {                              /* stack switch from the TSS */
+        TRY(tss_stack(c, new_cpl, ext, &new_ss, &dss, &esp));
+        ss = &new_ss;
+        fr.v[fr.n++] = c->seg[SEG_SS].sel;
+        fr.v[fr.n++] = c->r[REG_ESP];
     }
-    TRY(push_ctx(c, &k, flags_get(c)));
-    TRY(push_ctx(c, &k, c->seg[SEG_CS].sel));
-    TRY(push_ctx(c, &k, ret_eip));
+    fr.v[fr.n++] = eflags;
+    fr.v[fr.n++] = c->seg[SEG_CS].sel;
+    fr.v[fr.n++] = ret_eip;
     if (has_err)
-        TRY(push_ctx(c, &k, err));
+        fr.v[fr.n++] = err;
+    TRY(push_frame(c, ss, &esp, new_cpl, &fr));
     TRY(desc_touch(c, sel, &d));
-    if (new_ss)
-        TRY(desc_touch(c, new_ss, &dss));
+    if (switch_stack)                /* (check_stack_ss refused a null SS) */
+        TRY(desc_touch(c, new_ss.sel, &dss));
 
     /* Commit. */
     seg_fill(&c->seg[SEG_CS], (uint16_t)((sel & ~3u) | (unsigned)new_cpl), d);
-    if (new_ss)
-        c->seg[SEG_SS] = k.ss;
+    if (switch_stack)
+        c->seg[SEG_SS] = new_ss;
     c->cpl = new_cpl;
-    c->r[REG_ESP] = k.esp;
-    c->eflags = flags_get(c) & ~(EFLAGS_TF | EFLAGS_NT | EFLAGS_RF | EFLAGS_VM |
-                                 (type == SYS_INT_GATE32 ? EFLAGS_IF : 0));
+    c->r[REG_ESP] = esp;
+    c->eflags = eflags & ~(EFLAGS_TF | EFLAGS_NT | EFLAGS_RF | EFLAGS_VM |
+                           (type == SYS_INT_GATE32 ? EFLAGS_IF : 0));
     c->cc.op = CC_EAGER;
     c->eip = off;
     cpu_jump(c, off);
