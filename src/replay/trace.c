@@ -9,16 +9,24 @@
 
 G_DEFINE_QUARK(vmsplit-trace-error-quark, trace_error)
 
-static const char *const kind_names[TRACE_EV_COUNT] = {
-    [TRACE_EV_USER] = "user",       [TRACE_EV_SYSCALL] = "sys",
-    [TRACE_EV_FORK] = "fork",       [TRACE_EV_EXEC] = "exec",
-    [TRACE_EV_EXIT] = "exit",       [TRACE_EV_SWITCH] = "switch",
-    [TRACE_EV_SIGNAL] = "signal",   [TRACE_EV_MMAP] = "mmap",
-    [TRACE_EV_MUNMAP] = "munmap",   [TRACE_EV_MPROTECT] = "mprotect",
-    [TRACE_EV_BRK] = "brk",
+/* Keywords with their lengths (taken from the literals), so that matching
+ * a token against them needs no strlen per candidate. */
+typedef struct {
+    const char *s;
+    uint8_t len;
+} Keyword;
+#define KW(lit) {lit, sizeof lit - 1}
+
+static const Keyword kind_words[TRACE_EV_COUNT] = {
+    [TRACE_EV_USER] = KW("user"),     [TRACE_EV_SYSCALL] = KW("sys"),
+    [TRACE_EV_FORK] = KW("fork"),     [TRACE_EV_EXEC] = KW("exec"),
+    [TRACE_EV_EXIT] = KW("exit"),     [TRACE_EV_SWITCH] = KW("switch"),
+    [TRACE_EV_SIGNAL] = KW("signal"), [TRACE_EV_MMAP] = KW("mmap"),
+    [TRACE_EV_MUNMAP] = KW("munmap"), [TRACE_EV_MPROTECT] = KW("mprotect"),
+    [TRACE_EV_BRK] = KW("brk"),
 };
 
-static const char *const pattern_names[TRACE_PAT_COUNT] = {"seq", "rand", "hot"};
+static const Keyword pattern_words[TRACE_PAT_COUNT] = {KW("seq"), KW("rand"), KW("hot")};
 
 /* Longest names the parser accepts: syscall, errno, signal names and ops. */
 #define WORD_MAX 127
@@ -27,19 +35,19 @@ static const char *const pattern_names[TRACE_PAT_COUNT] = {"seq", "rand", "hot"}
 const char *trace_kind_name(TraceEventKind kind)
 {
     g_assert(kind < TRACE_EV_COUNT);
-    return kind_names[kind];
+    return kind_words[kind].s;
 }
 
 const char *trace_pattern_name(TracePattern p)
 {
     g_assert(p < TRACE_PAT_COUNT);
-    return pattern_names[p];
+    return pattern_words[p].s;
 }
 
 bool trace_pattern_parse(const char *s, TracePattern *out)
 {
     for (int i = 0; i < TRACE_PAT_COUNT; i++)
-        if (strcmp(s, pattern_names[i]) == 0) {
+        if (strcmp(s, pattern_words[i].s) == 0) {
             *out = (TracePattern)i;
             return true;
         }
@@ -228,15 +236,22 @@ static bool fail(Cur *c, const char *expected)
     return false;
 }
 
-/* Next blank-separated token; false at the end of the line. */
+/* Bytes that end a token: blank, tab and the NUL that ends the line. */
+static const bool tok_end[256] = {[0] = true, [' '] = true, ['\t'] = true};
+
+/* Next blank-separated token; false at the end of the line. (A local cursor:
+ * through c->p the compiler would store it back at every byte.) */
 static bool token(Cur *c)
 {
-    while (*c->p == ' ' || *c->p == '\t')
-        c->p++;
-    c->tok = c->p;
-    while (*c->p && *c->p != ' ' && *c->p != '\t')
-        c->p++;
-    c->len = (size_t)(c->p - c->tok);
+    const char *p = c->p;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *t = p;
+    while (!tok_end[(unsigned char)*p])
+        p++;
+    c->tok = t;
+    c->p = p;
+    c->len = (size_t)(p - t);
     return c->len > 0;
 }
 
@@ -245,25 +260,47 @@ static bool tok_is(const Cur *c, const char *word)
     return c->len == strlen(word) && memcmp(c->tok, word, c->len) == 0;
 }
 
-static bool digits_u64(const char *s, size_t n, unsigned base, uint64_t *out)
+static bool tok_is_kw(const Cur *c, const Keyword *k)
 {
+    return c->len == k->len && memcmp(c->tok, k->s, k->len) == 0;
+}
+
+/* Value of a digit in base 10 or 16, or 16 (no digit) for anything else. */
+static inline unsigned digit_value(char ch, unsigned base)
+{
+    unsigned d = (unsigned)(unsigned char)ch - '0';
+    if (d <= 9)
+        return d;
+    if (base == 16) {
+        d = ((unsigned)(unsigned char)ch | 0x20u) - 'a';   /* 'A'..'F' -> 'a'..'f' */
+        if (d <= 5)
+            return d + 10;
+    }
+    return 16;
+}
+
+/* n digits in base (10 or 16) as an unsigned 64-bit value; false on an empty
+ * string, a non-digit or a value over UINT64_MAX. The first `safe` digits
+ * need no overflow check: 19 decimal digits are at most 10^19 - 1 and 16
+ * hex digits at most 2^64 - 1, both below 2^64 (leading zeros count as
+ * digits, so they only make the checked tail start earlier). */
+static inline bool digits_u64(const char *s, size_t n, unsigned base, uint64_t *out)
+{
+    size_t safe = MIN(n, base == 10 ? (size_t)19 : (size_t)16), i = 0;
     uint64_t v = 0;
     if (n == 0)
         return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned d;
-        char ch = s[i];
-        if (ch >= '0' && ch <= '9')
-            d = (unsigned)(ch - '0');
-        else if (base == 16 && ch >= 'a' && ch <= 'f')
-            d = (unsigned)(ch - 'a' + 10);
-        else if (base == 16 && ch >= 'A' && ch <= 'F')
-            d = (unsigned)(ch - 'A' + 10);
-        else
-            return false;
-        if (v > (UINT64_MAX - d) / base)
+    for (; i < safe; i++) {
+        unsigned d = digit_value(s[i], base);
+        if (d >= base)
             return false;
         v = v * base + d;
+    }
+    for (; i < n; i++) {
+        unsigned d = digit_value(s[i], base);
+        if (d >= base || __builtin_mul_overflow(v, (uint64_t)base, &v) ||
+            __builtin_add_overflow(v, (uint64_t)d, &v))
+            return false;
     }
     *out = v;
     return true;
@@ -319,18 +356,63 @@ static bool parse_usec(const char *s, size_t n, uint64_t *ns)
     return true;
 }
 
-/* Interns a token made of [A-Za-z0-9_|] (syscall, errno, signal, op names). */
-static const char *intern_word(const char *s, size_t n)
+/* Names seen before. Interning a name (g_intern_string: a global lock and a
+ * string hash) and finding its syscall id (syscall_lookup: another hash)
+ * cost more than the rest of a line, and a trace repeats a few dozen names
+ * millions of times. This direct-mapped cache maps a name's bytes to its
+ * interned string and syscall id. It is exact: an entry is used only when
+ * its interned string has the token's length and bytes, and what it keeps
+ * never changes (interned strings live for the whole process, the syscall
+ * table is static), so it never needs invalidating. One per thread, so that
+ * concurrent replays (replay_run_jobs) share no state and take no lock. */
+#define NAME_CACHE_SIZE 256u         /* a power of two */
+
+typedef struct {
+    const char *str;                 /* interned, NULL: empty slot */
+    uint32_t len;
+    uint16_t nr;                     /* syscall_lookup(str) */
+} NameSlot;
+
+static _Thread_local NameSlot name_cache[NAME_CACHE_SIZE];
+
+static bool word_char(char ch)
+{
+    return g_ascii_isalnum(ch) || ch == '_' || ch == '|';
+}
+
+/* Interns a token made of [A-Za-z0-9_|] (syscall, errno, signal, op names);
+ * NULL if it is empty, too long or has another character. *nr (if not
+ * NULL) gets its syscall id, SYSCALL_ID_UNKNOWN for a name the table does
+ * not know or one longer than SYSCALL_NAME_MAX. The slot is picked from the
+ * length and the first and last bytes (enough to tell syscall and errno
+ * names apart, and cheap); a token equal to the slot's string is a name
+ * that passed the character check when it was stored, so a hit needs no
+ * check of its own. */
+static const char *intern_word_nr(const char *s, size_t n, uint16_t *nr)
 {
     if (n == 0 || n > WORD_MAX)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (!g_ascii_isalnum(s[i]) && s[i] != '_' && s[i] != '|')
-            return NULL;
-    char buf[WORD_MAX + 1];
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return g_intern_string(buf);
+    unsigned h = (unsigned)n * 97u + (unsigned char)s[0] * 31u + (unsigned char)s[n - 1];
+    NameSlot *slot = &name_cache[(h ^ (h >> 8)) & (NAME_CACHE_SIZE - 1)];
+    if (!slot->str || slot->len != n || memcmp(slot->str, s, n) != 0) {
+        for (size_t i = 0; i < n; i++)
+            if (!word_char(s[i]))
+                return NULL;
+        char buf[WORD_MAX + 1];
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        slot->str = g_intern_string(buf);
+        slot->len = (uint32_t)n;
+        slot->nr = (uint16_t)syscall_lookup(s, n);
+    }
+    if (nr)
+        *nr = slot->nr;
+    return slot->str;
+}
+
+static const char *intern_word(const char *s, size_t n)
+{
+    return intern_word_nr(s, n, NULL);
 }
 
 static bool parse_prot(const char *s, size_t n, uint8_t *prot)
@@ -352,12 +434,13 @@ static bool parse_prot(const char *s, size_t n, uint8_t *prot)
 
 static bool sys_field(Cur *c, TraceSyscall *s, unsigned *seen)
 {
-    static const char *const keys[] = {"err", "fd", "req", "in", "out", "dur", "op", "blocked"};
+    static const Keyword keys[] = {KW("err"), KW("fd"),  KW("req"), KW("in"),
+                                   KW("out"), KW("dur"), KW("op"),  KW("blocked")};
     const char *eq = memchr(c->tok, '=', c->len);
     size_t klen = eq ? (size_t)(eq - c->tok) : c->len;
     unsigned k;
     for (k = 0; k < G_N_ELEMENTS(keys); k++)
-        if (klen == strlen(keys[k]) && memcmp(c->tok, keys[k], klen) == 0)
+        if (klen == keys[k].len && memcmp(c->tok, keys[k].s, klen) == 0)
             break;
     if (k == G_N_ELEMENTS(keys) || (k == 7) != (eq == NULL))
         return fail(c, SYS_FIELDS);
@@ -385,9 +468,9 @@ static bool sys_field(Cur *c, TraceSyscall *s, unsigned *seen)
 
 static bool parse_sys(Cur *c, TraceSyscall *s)
 {
-    if (!token(c) || !(s->name = intern_word(c->tok, c->len)) || c->len > SYSCALL_NAME_MAX)
+    if (!token(c) || !(s->name = intern_word_nr(c->tok, c->len, &s->nr)) ||
+        c->len > SYSCALL_NAME_MAX)
         return fail(c, "a syscall name");
-    s->nr = (uint16_t)syscall_lookup(c->tok, c->len);
     if (!token(c))
         return fail(c, "the return value (a number or ?)");
     if (tok_is(c, "?"))
@@ -496,22 +579,21 @@ static bool parse_map(Cur *c, TraceEvent *ev)
 
 static bool parse_body(Cur *c, TraceEvent *ev)
 {
-    TracePattern pat;
-    char word[8];
+    unsigned pat;
     switch ((TraceEventKind)ev->kind) {
     case TRACE_EV_USER:
         if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.user.insns))
             return fail(c, "an instruction count");
         if (!token(c) || !parse_u32(c->tok, c->len, &ev->u.user.pages) || !ev->u.user.pages)
             return fail(c, "a working set in pages (1 or more)");
-        if (!token(c) || c->len >= sizeof word)
+        if (!token(c))
             return fail(c, "an access pattern (seq, rand or hot)");
-        memcpy(word, c->tok, c->len);
-        word[c->len] = '\0';
-        if (!trace_pattern_parse(word, &pat))
-            return fail(c, "an access pattern (seq, rand or hot)");
-        ev->u.user.pattern = (uint8_t)pat;
-        return true;
+        for (pat = 0; pat < TRACE_PAT_COUNT; pat++)
+            if (tok_is_kw(c, &pattern_words[pat])) {
+                ev->u.user.pattern = (uint8_t)pat;
+                return true;
+            }
+        return fail(c, "an access pattern (seq, rand or hot)");
     case TRACE_EV_SYSCALL: return parse_sys(c, &ev->u.sys);
     case TRACE_EV_FORK:
         if (!token(c) || !parse_u32(c->tok, c->len, &ev->u.fork.child))
@@ -553,7 +635,7 @@ bool trace_parse_event(const char *line, TraceEvent *ev, const char *name, uint6
                         "munmap, mprotect, brk)");
     int kind;
     for (kind = 0; kind < TRACE_EV_COUNT; kind++)
-        if (tok_is(&c, kind_names[kind]))
+        if (tok_is_kw(&c, &kind_words[kind]))
             break;
     if (kind == TRACE_EV_COUNT)
         return fail(&c, "an event kind (user, sys, fork, exec, exit, switch, signal, mmap, "

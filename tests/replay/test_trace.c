@@ -431,6 +431,114 @@ START_TEST(test_header_numbers)
 }
 END_TEST
 
+/* ---- single lines: names and numbers at their limits ---- */
+
+static bool parse_line(const char *line, TraceEvent *ev, GError **err)
+{
+    return trace_parse_event(line, ev, "line.vmt", 7, err);
+}
+
+/* Every name in the syscall table reads back as that entry (its id, the
+ * interned name), the first time and again once it has been seen; names
+ * the table lacks get id 0, even when they share length, first and last
+ * letter with a known one; a token with a bad character is refused even
+ * right after a good name of the same shape. */
+START_TEST(test_syscall_names)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned id = 1; id < syscall_table_size(); id++) {
+            const char *name = syscall_info(id)->name;
+            g_autofree char *line = g_strdup_printf("1 sys %s 0", name);
+            TraceEvent ev;
+            GError *err = NULL;
+            ck_assert_msg(parse_line(line, &ev, &err), "%s", err ? err->message : line);
+            ck_assert_uint_eq(ev.u.sys.nr, id);
+            ck_assert_ptr_eq(ev.u.sys.name, g_intern_string(name));
+        }
+    static const struct { const char *line; const char *name; bool known; } seq[] = {
+        {"1 sys read 0", "read", true},   {"1 sys rend 0", "rend", false},
+        {"1 sys read 0", "read", true},   {"1 sys re$d 0", NULL, false},
+        {"1 sys read 0", "read", true},   {"1 sys frob 0", "frob", false},
+        {"1 sys blah 0", "blah", false},  {"1 sys frob 0", "frob", false},
+        {"1 sys readv 0", "readv", true}, {"1 sys rea 0", "rea", false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(seq); i++) {
+        TraceEvent ev;
+        GError *err = NULL;
+        bool ok = parse_line(seq[i].line, &ev, &err);
+        if (!seq[i].name) {
+            ck_assert_msg(!ok && strstr(err->message, "line.vmt:7: expected a syscall name, got "
+                                                      "'re$d'"), "%s", seq[i].line);
+            g_error_free(err);
+            continue;
+        }
+        ck_assert_msg(ok, "%s", seq[i].line);
+        ck_assert_ptr_eq(ev.u.sys.name, g_intern_string(seq[i].name));
+        if (seq[i].known)
+            ck_assert_str_eq(syscall_info(ev.u.sys.nr)->name, seq[i].name);
+        else
+            ck_assert_uint_eq(ev.u.sys.nr, SYSCALL_ID_UNKNOWN);
+    }
+}
+END_TEST
+
+/* Unsigned 64-bit fields take every value up to 2^64 - 1 in decimal or
+ * hex, leading zeros allowed, and refuse 2^64 and beyond. */
+START_TEST(test_number_limits)
+{
+    static const struct { const char *text; bool ok; uint64_t v; } insns[] = {
+        {"0", true, 0},
+        {"9999999999999999999", true, 9999999999999999999ull},     /* 19 digits */
+        {"10000000000000000000", true, 10000000000000000000ull},   /* 20 digits */
+        {"18446744073709551615", true, UINT64_MAX},
+        {"000000000000000000000000018446744073709551615", true, UINT64_MAX},
+        {"0000000000000000000000000000000000000000042", true, 42},
+        {"18446744073709551616", false, 0},
+        {"18446744073709551620", false, 0},
+        {"99999999999999999999", false, 0},
+        {"184467440737095516150", false, 0},
+        {"0x0", true, 0},
+        {"0xffffffffffffffff", true, UINT64_MAX},
+        {"0XFFFFFFFFFFFFFFFF", true, UINT64_MAX},
+        {"0x00000000000000000000abcDEF", true, 0xabcdef},
+        {"0x10000000000000000", false, 0},
+        {"0x", false, 0},
+        {"0xg", false, 0},
+        {"12a", false, 0},
+        {"-1", false, 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(insns); i++) {
+        g_autofree char *line = g_strdup_printf("1 user %s 1 seq", insns[i].text);
+        TraceEvent ev;
+        GError *err = NULL;
+        bool ok = parse_line(line, &ev, &err);
+        ck_assert_msg(ok == insns[i].ok, "%s: %s", line, err ? err->message : "accepted");
+        if (ok)
+            ck_assert_msg(ev.u.user.insns == insns[i].v, "%s", line);
+        else
+            ck_assert(strstr(err->message, "expected an instruction count"));
+        g_clear_error(&err);
+    }
+    static const struct { const char *line; bool ok; } more[] = {
+        {"4294967295 user 1 4294967295 hot", true},
+        {"4294967296 user 1 1 hot", false},
+        {"1 user 1 4294967296 hot", false},
+        {"1 sys read -9223372036854775808", true},
+        {"1 sys read -9223372036854775809", false},
+        {"1 sys read 9223372036854775807", true},
+        {"1 sys read 9223372036854775808", false},
+        {"1 sys read 0 dur=18446744073709551.615", true},
+        {"1 sys read 0 dur=18446744073709551.616", false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
+        TraceEvent ev;
+        GError *err = NULL;
+        ck_assert_msg(parse_line(more[i].line, &ev, &err) == more[i].ok, "%s", more[i].line);
+        g_clear_error(&err);
+    }
+}
+END_TEST
+
 static void setup(void)
 {
     tmpdir = test_tmpdir_new();
@@ -454,6 +562,8 @@ int main(void)
     tcase_add_loop_test(tc, test_reader_errors, 0, G_N_ELEMENTS(bad_cases));
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_header_numbers);
+    tcase_add_test(tc, test_syscall_names);
+    tcase_add_test(tc, test_number_limits);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
