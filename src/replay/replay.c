@@ -5,6 +5,7 @@
 #include "kernel_model/layout_mem.h"
 #include "kernel_model/machine.h"
 #include "kernel_model/profiles.h"
+#include "replay/syscall_table.h"
 #include "replay/trace.h"
 #include "tlb/hierarchy.h"
 
@@ -38,20 +39,55 @@ struct ReplayResult {
     UserWorkSkips skips;             /* what the fast-forward skipped */
 };
 
+/* What a syscall name resolves to, worked out at its first call and kept
+ * for the rest of the replay: its profile, whether the table knows it, its
+ * per-name totals and whether it is close (which gives slab back). */
+typedef struct {
+    const char *name;                /* interned */
+    const SyscallProfile *prof;
+    bool known;
+    bool is_close;
+    ReplaySyscall *sys;              /* created after its first call completes */
+} SysSlot;
+
 typedef struct {
     ReplayResult *res;
     Machine *m;
+    Cpu *cpu;
     KernelBody *kb;
     ProfileTable *prof;
     LowmemState *low;
     GHashTable *procs;               /* pid -> Proc* */
-    GHashTable *sysidx;              /* interned name -> ReplaySyscall* */
+    uint32_t last_pid;               /* proc_of's one-entry cache: */
+    Proc *last_proc;                 /* NULL, or procs[last_pid] */
+    GHashTable *sysidx;              /* interned name -> SysSlot* (owned) */
+    SysSlot **byid;                  /* syscall id -> the slot last resolved with it */
+    unsigned nids;
     int dead_task;                   /* a task that exited while running, to free */
 } Replay;
 
+/* Most events belong to the pid of the event before (FORMAT.md's running
+ * pid), so the last answer is kept. Exact: the cache holds the table's own
+ * value for last_pid, and proc_new and proc_forget, the only places that
+ * change the table, keep it so. */
 static Proc *proc_of(Replay *r, uint32_t pid)
 {
-    return g_hash_table_lookup(r->procs, GUINT_TO_POINTER(pid));
+    if (r->last_proc && r->last_pid == pid)
+        return r->last_proc;
+    Proc *p = g_hash_table_lookup(r->procs, GUINT_TO_POINTER(pid));
+    if (p) {
+        r->last_pid = pid;
+        r->last_proc = p;
+    }
+    return p;
+}
+
+/* Removes (and frees) pid's Proc. */
+static void proc_forget(Replay *r, uint32_t pid)
+{
+    if (r->last_pid == pid)
+        r->last_proc = NULL;
+    g_hash_table_remove(r->procs, GUINT_TO_POINTER(pid));
 }
 
 static void charge_task(Replay *r, Proc *p)
@@ -66,7 +102,10 @@ static Proc *proc_new(Replay *r, uint32_t pid, int task)
     Proc *p = g_new0(Proc, 1);
     p->live = true;
     p->task = task;
+    g_assert(!g_hash_table_contains(r->procs, GUINT_TO_POINTER(pid)));
     g_hash_table_insert(r->procs, GUINT_TO_POINTER(pid), p);
+    r->last_pid = pid;
+    r->last_proc = p;
     charge_task(r, p);
     return p;
 }
@@ -80,9 +119,8 @@ static Proc *proc_get(Replay *r, uint32_t pid, GError **err)
     int t = machine_task_new(r->m, err);
     if (t < 0)
         return NULL;
-    if (p) {                         /* pid reused after an exit */
-        g_hash_table_remove(r->procs, GUINT_TO_POINTER(pid));
-    }
+    if (p)                           /* pid reused after an exit */
+        proc_forget(r, pid);
     return proc_new(r, pid, t);
 }
 
@@ -122,25 +160,49 @@ static bool do_user(Replay *r, const TraceEvent *ev, GError **err)
         stride = 7 * PAGE_SIZE + 64;
     else if (ev->u.user.pattern == TRACE_PAT_HOT)
         span = MAX(1u, pages / 8);
-    uint64_t c0 = cpu_cycles(machine_cpu(r->m)), i0 = cpu_insns(machine_cpu(r->m));
+    uint64_t c0 = cpu_cycles(r->cpu), i0 = cpu_insns(r->cpu);
     if (!machine_user_work(r->m, ev->u.user.insns, WS_VA, span * PAGE_SIZE, stride, err))
         return false;
-    r->res->t.user_cycles += cpu_cycles(machine_cpu(r->m)) - c0;
-    r->res->t.user_insns += cpu_insns(machine_cpu(r->m)) - i0;
+    r->res->t.user_cycles += cpu_cycles(r->cpu) - c0;
+    r->res->t.user_insns += cpu_insns(r->cpu) - i0;
     return true;
 }
 
-static ReplaySyscall *sys_entry(Replay *r, const char *name, bool known)
+/* The slot of a syscall event's name. The trace reader gives each event its
+ * name interned and its syscall_table id, so the slot last resolved with
+ * the same id is checked first; the interned pointers being equal proves
+ * it is the same name (names the table does not know share id 0 and only
+ * hit when they repeat). Otherwise the name's hash entry, made and its
+ * profile looked up on the name's first call. */
+static SysSlot *sys_slot(Replay *r, const TraceSyscall *s)
 {
-    ReplaySyscall *s = g_hash_table_lookup(r->sysidx, name);
-    if (!s) {
-        s = g_new0(ReplaySyscall, 1);
-        s->name = g_intern_string(name);
-        s->known = known;
-        g_hash_table_insert(r->sysidx, (gpointer)s->name, s);
-        g_ptr_array_add(r->res->sys, s);
+    unsigned id = s->nr < r->nids ? s->nr : SYSCALL_ID_UNKNOWN;
+    SysSlot *slot = r->byid[id];
+    if (slot && slot->name == s->name)
+        return slot;
+    slot = g_hash_table_lookup(r->sysidx, s->name);
+    if (!slot) {
+        slot = g_new0(SysSlot, 1);
+        slot->name = g_intern_string(s->name);
+        slot->prof = profiles_find(r->prof, slot->name, &slot->known);
+        slot->is_close = !strcmp(slot->prof->name, "close");
+        g_hash_table_insert(r->sysidx, (gpointer)slot->name, slot);
     }
-    return s;
+    r->byid[id] = slot;
+    return slot;
+}
+
+/* Its per-name totals, made at the name's first completed call. */
+static ReplaySyscall *sys_entry(Replay *r, SysSlot *slot)
+{
+    if (!slot->sys) {
+        ReplaySyscall *s = g_new0(ReplaySyscall, 1);
+        s->name = slot->name;
+        s->known = slot->known;
+        g_ptr_array_add(r->res->sys, s);
+        slot->sys = s;
+    }
+    return slot->sys;
 }
 
 static uint32_t copy_bytes(uint64_t traced, uint32_t profile)
@@ -174,8 +236,9 @@ static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, bool flus
     Proc *p = proc_get(r, ev->pid, err);
     if (!p)
         return false;
-    bool known;
-    const SyscallProfile *prof = profiles_find(r->prof, ev->u.sys.name, &known);
+    SysSlot *slot = sys_slot(r, &ev->u.sys);
+    const SyscallProfile *prof = slot->prof;
+    bool known = slot->known;
     SyscallCall call = {
         .profile = prof,
         .bytes_in = copy_bytes(ev->u.sys.in, prof->copy_in),
@@ -193,7 +256,7 @@ static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, bool flus
     SyscallCost c;
     if (!measure_syscall(r->m, r->kb, &call, &c, err))
         return false;
-    ReplaySyscall *s = sys_entry(r, ev->u.sys.name, known);
+    ReplaySyscall *s = sys_entry(r, slot);
     syscall_cost_add(&s->sum, &c);
     lhist_add(&s->hist, c.cycles);
     r->res->t.syscalls++;
@@ -203,7 +266,7 @@ static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, bool flus
         lowmem_charge(r->low, prof->slab, LOWMEM_REASON_SLAB);
         p->slab += prof->slab;
     }
-    if (!strcmp(prof->name, "close") && p->slab) {
+    if (slot->is_close && p->slab) {
         uint64_t back = MIN(p->slab, (uint64_t)CLOSE_SLAB);
         lowmem_release(r->low, back, LOWMEM_REASON_SLAB);
         p->slab -= back;
@@ -216,10 +279,10 @@ static bool do_switch(Replay *r, uint32_t pid, GError **err)
     Proc *p = proc_get(r, pid, err);
     if (!p)
         return false;
-    uint64_t c0 = cpu_cycles(machine_cpu(r->m));
+    uint64_t c0 = cpu_cycles(r->cpu);
     if (!machine_switch_to(r->m, p->task, err))
         return false;
-    r->res->t.switch_cycles += cpu_cycles(machine_cpu(r->m)) - c0;
+    r->res->t.switch_cycles += cpu_cycles(r->cpu) - c0;
     return true;
 }
 
@@ -261,9 +324,8 @@ static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bo
         int t = machine_task_new(r->m, err);
         if (t < 0)
             return false;
-        Proc *old = proc_of(r, ev->u.fork.child);
-        if (old)
-            g_hash_table_remove(r->procs, GUINT_TO_POINTER(ev->u.fork.child));
+        if (proc_of(r, ev->u.fork.child))
+            proc_forget(r, ev->u.fork.child);
         proc_new(r, ev->u.fork.child, t);
         r->res->t.forks++;
         return true;
@@ -348,6 +410,51 @@ static LowmemState *lowmem_for(const ReplayConfig *cfg, ReplayTotals *t, GError 
     return lowmem_state_new_for(&rep);
 }
 
+/* Every event of the trace, in order; false (err set, naming the line) on a
+ * bad line or an event the machine could not run. */
+static bool run_events(Replay *r, TraceReader *tr, GError **err)
+{
+    ReplayTotals *t = &r->res->t;
+    const ReplayConfig *cfg = &r->res->cfg;
+    /* The event and the one after it (do_event looks ahead), in two
+     * buffers that swap roles rather than being copied. */
+    TraceEvent buf[2], *ev = &buf[0], *next = &buf[1];
+    GError *e = NULL;
+    bool have = trace_reader_next(tr, ev, &e);
+    bool tty = cfg->progress && isatty(STDERR_FILENO);
+    if (have)   /* the trace's first pid runs on task 0, already in user mode */
+        proc_new(r, ev->pid, machine_current(r->m));
+    while (have && !e) {
+        bool have_next = trace_reader_next(tr, next, &e);
+        if (e)
+            break;
+        bool ate = false;
+        if (!do_event(r, ev, have_next ? next : NULL, &ate, err)) {
+            g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": ", trace_reader_name(tr),
+                           trace_reader_line(tr) - (have_next ? 1 : 0));
+            return false;
+        }
+        reap(r);
+        t->events += 1 + ate;
+        if (tty && t->events % 20000 <= (uint64_t)ate)
+            fprintf(stderr, "\rreplay %s: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " syscalls",
+                    cfg->layout->name, t->events, t->syscalls);
+        if (ate)
+            have_next = trace_reader_next(tr, next, &e);
+        TraceEvent *done = ev;
+        ev = next;
+        next = done;
+        have = have_next;
+    }
+    if (e) {
+        g_propagate_error(err, e);
+        return false;
+    }
+    if (tty)
+        fprintf(stderr, "\r%60s\r", "");
+    return true;
+}
+
 ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **err)
 {
     gint64 t0 = g_get_monotonic_time();
@@ -357,7 +464,9 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
     res->t.lowmem_exhausted_at = -1;
     Replay r = { .res = res, .dead_task = -1 };
     r.procs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-    r.sysidx = g_hash_table_new(g_direct_hash, g_direct_equal);
+    r.sysidx = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    r.nids = syscall_table_size();
+    r.byid = g_new0(SysSlot *, r.nids);
     TraceReader *tr = NULL;
     bool ok = false;
     MachineConfig mc = { .preset = cfg->preset, .layout = cfg->layout, .ram = cfg->ram,
@@ -366,42 +475,13 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
         !(r.m = machine_new(&mc, err)) || !(r.kb = kbody_new(r.m, err)) ||
         !(tr = trace_reader_open(trace, err)))
         goto out;
+    r.cpu = machine_cpu(r.m);
     machine_set_fast_forward(r.m, !cfg->no_fast_forward);
     /* Statistics cover the trace, not the boot. */
     mmu_reset_stats(machine_mmu(r.m));
-    uint64_t boot_cycles = cpu_cycles(machine_cpu(r.m)), boot_insns = cpu_insns(machine_cpu(r.m));
-    TraceEvent ev, next;
-    GError *e = NULL;
-    bool have = trace_reader_next(tr, &ev, &e);
-    bool tty = cfg->progress && isatty(STDERR_FILENO);
-    if (have)   /* the trace's first pid runs on task 0, already in user mode */
-        proc_new(&r, ev.pid, machine_current(r.m));
-    while (have && !e) {
-        bool have_next = trace_reader_next(tr, &next, &e);
-        if (e)
-            break;
-        bool ate = false;
-        if (!do_event(&r, &ev, have_next ? &next : NULL, &ate, err)) {
-            g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": ", trace_reader_name(tr),
-                           trace_reader_line(tr) - (have_next ? 1 : 0));
-            goto out;
-        }
-        reap(&r);
-        res->t.events += 1 + ate;
-        if (tty && res->t.events % 20000 <= (uint64_t)ate)
-            fprintf(stderr, "\rreplay %s: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " syscalls",
-                    cfg->layout->name, res->t.events, res->t.syscalls);
-        if (ate)
-            have_next = trace_reader_next(tr, &next, &e);
-        ev = next;
-        have = have_next;
-    }
-    if (e) {
-        g_propagate_error(err, e);
+    uint64_t boot_cycles = cpu_cycles(r.cpu), boot_insns = cpu_insns(r.cpu);
+    if (!run_events(&r, tr, err))
         goto out;
-    }
-    if (tty)
-        fprintf(stderr, "\r%60s\r", "");
     finish(&r);
     res->t.cycles -= boot_cycles;
     res->t.insns -= boot_insns;
@@ -416,6 +496,7 @@ out:
         lowmem_state_free(r.low);
     g_hash_table_destroy(r.procs);
     g_hash_table_destroy(r.sysidx);
+    g_free(r.byid);
     res->host_seconds = (g_get_monotonic_time() - t0) / 1e6;
     if (!ok) {
         replay_result_free(res);

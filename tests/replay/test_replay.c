@@ -201,6 +201,62 @@ START_TEST(flush_on_unmap)
 }
 END_TEST
 
+/* Per-name totals, counted by hand: names the syscall table does not know
+ * all get the generic profile but stay separate entries, however they
+ * interleave with each other and with known names. */
+START_TEST(names_counted_apart)
+{
+    char *t = write_trace("100 sys frob 0\n100 sys blah 0\n100 sys frob 0\n100 sys getppid 1\n"
+                          "100 sys close 0\n100 sys frob 0\n100 sys getppid 1\n100 sys blah 0\n"
+                          "100 sys frob 0\n");
+    ReplayResult *r = replay(t, "4g4g");
+    ck_assert_uint_eq(replay_totals(r)->syscalls, 9);
+    ck_assert_uint_eq(replay_totals(r)->unknown_syscalls, 6);
+    static const struct { const char *name; uint64_t n; bool known; } want[] = {
+        {"frob", 4, false}, {"blah", 2, false}, {"getppid", 2, true}, {"close", 1, true},
+    };
+    ck_assert_uint_eq(replay_nsyscalls(r), G_N_ELEMENTS(want));
+    for (size_t w = 0; w < G_N_ELEMENTS(want); w++) {
+        const ReplaySyscall *found = NULL;
+        for (guint i = 0; i < replay_nsyscalls(r); i++)
+            if (!strcmp(replay_syscall(r, i)->name, want[w].name))
+                found = replay_syscall(r, i);
+        ck_assert_msg(found, "%s", want[w].name);
+        ck_assert_uint_eq(found->hist.n, want[w].n);
+        ck_assert_int_eq(found->known, want[w].known);
+    }
+    replay_result_free(r);
+    g_free(t);
+}
+END_TEST
+
+/* Pids are names only: a trace that reuses pid 200 after it exited (by a
+ * second fork, and by a switch to it) replays exactly as the same trace
+ * with fresh pids. */
+START_TEST(pid_reuse)
+{
+    char *a = write_trace("100 fork 200\n100 sys getppid 1\n200 switch\n200 sys getppid 1\n"
+                          "200 exit 0\n100 switch\n100 fork 200\n100 user 800 4 seq\n"
+                          "200 switch\n200 sys getppid 1\n200 exit 0\n200 switch\n"
+                          "200 sys getppid 1\n200 exit 0\n100 switch\n100 sys getppid 1\n");
+    char *b = write_trace("100 fork 200\n100 sys getppid 1\n200 switch\n200 sys getppid 1\n"
+                          "200 exit 0\n100 switch\n100 fork 300\n100 user 800 4 seq\n"
+                          "300 switch\n300 sys getppid 1\n300 exit 0\n400 switch\n"
+                          "400 sys getppid 1\n400 exit 0\n100 switch\n100 sys getppid 1\n");
+    ReplayResult *ra = replay(a, "4g4g"), *rb = replay(b, "4g4g");
+    ck_assert_uint_eq(replay_totals(ra)->forks, 2);
+    ck_assert_uint_eq(replay_totals(ra)->exits, 3);
+    ck_assert_uint_eq(replay_totals(ra)->syscalls, 5);
+    for (size_t i = 0; i < replay_total_count(); i++)
+        ck_assert_msg(replay_total_value(replay_totals(ra), i) ==
+                      replay_total_value(replay_totals(rb), i), "%s", replay_total_name(i));
+    replay_result_free(ra);
+    replay_result_free(rb);
+    g_free(a);
+    g_free(b);
+}
+END_TEST
+
 int main(void)
 {
     GError *err = NULL;
@@ -216,6 +272,8 @@ int main(void)
     tcase_add_test(tc, lowmem_follows_tasks);
     tcase_add_test(tc, bad_trace);
     tcase_add_test(tc, flush_on_unmap);
+    tcase_add_test(tc, names_counted_apart);
+    tcase_add_test(tc, pid_reuse);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
