@@ -10,6 +10,8 @@
 
 struct KernelBody {
     Machine *m;
+    Cpu *cpu;                        /* the machine's core and MMU counters, */
+    const MmuStats *ms;              /* looked up once (host bookkeeping) */
     const CpuCosts *cost;
     uint32_t data_va[KBODY_DATA_PAGES];
     uint32_t buf_va[KBODY_BUFFER_PAGES];
@@ -21,8 +23,8 @@ struct KernelBody {
     KBodyCost last, total;
 };
 
-static uint64_t now(KernelBody *kb) { return cpu_cycles(machine_cpu(kb->m)); }
-static uint64_t walk_cycles(KernelBody *kb) { return mmu_stats(machine_mmu(kb->m))->walk_cycles; }
+static uint64_t now(KernelBody *kb) { return cpu_cycles(kb->cpu); }
+static uint64_t walk_cycles(KernelBody *kb) { return kb->ms->walk_cycles; }
 
 static void kread(KernelBody *kb, uint32_t va)
 {
@@ -179,7 +181,9 @@ KernelBody *kbody_new(Machine *m, GError **err)
 {
     KernelBody *kb = g_new0(KernelBody, 1);
     kb->m = m;
-    kb->cost = cpu_costs(machine_cpu(m));
+    kb->cpu = machine_cpu(m);
+    kb->ms = mmu_stats(machine_mmu(m));
+    kb->cost = cpu_costs(kb->cpu);
     KernelSpace *ks = machine_kspace(m);
     for (unsigned i = 0; i < KBODY_DATA_PAGES; i++) {
         uint64_t pa = kspace_alloc_frame(ks, err);

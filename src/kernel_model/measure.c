@@ -5,20 +5,22 @@
 
 #include <stddef.h>
 
-static uint64_t tlb_dropped(Machine *m)
+static uint64_t tlb_dropped(const TlbStats *s)
 {
-    const TlbStats *s = tlb_hier_stats(mmu_tlb(machine_mmu(m)));
     return s->dropped_cr3 + s->dropped_invlpg + s->dropped_pcid + s->dropped_pge;
 }
 
 bool measure_syscall(Machine *m, KernelBody *kb, const SyscallCall *call,
                      SyscallCost *out, GError **err)
 {
+    /* The counters are live structs, read before and after the call. */
     Cpu *cpu = machine_cpu(m);
-    const MmuStats *ms = mmu_stats(machine_mmu(m));
+    Mmu *mmu = machine_mmu(m);
+    const MmuStats *ms = mmu_stats(mmu);
+    const TlbStats *ts = tlb_hier_stats(mmu_tlb(mmu));
     const CpuCosts *cost = cpu_costs(cpu);
     uint64_t c0 = cpu_cycles(cpu), i0 = cpu_insns(cpu), w0 = ms->walk_cycles, n0 = ms->walks;
-    uint64_t cr0 = ms->cr3_writes, crc0 = ms->cr3_cycles, d0 = tlb_dropped(m);
+    uint64_t cr0 = ms->cr3_writes, crc0 = ms->cr3_cycles, d0 = tlb_dropped(ts);
     kbody_set_call(kb, call);
     if (!machine_syscall(m, call->profile->nr, NULL, NULL, err))
         return false;
@@ -29,7 +31,7 @@ bool measure_syscall(Machine *m, KernelBody *kb, const SyscallCall *call,
         .walks = ms->walk_cycles - w0,
         .nwalks = ms->walks - n0,
         .cr3_writes = ms->cr3_writes - cr0,
-        .tlb_dropped = tlb_dropped(m) - d0,
+        .tlb_dropped = tlb_dropped(ts) - d0,
         .uaccess = b->uaccess,
         .body = b->body,
         .kmaps = b->kmaps,
@@ -81,8 +83,11 @@ uint64_t syscall_cost_value(const SyscallCost *c, size_t i)
     return *(const uint64_t *)((const char *)c + fields[i].off);
 }
 
+/* Field by field from the same list (not through the offset table): it
+ * runs once per replayed syscall. */
 void syscall_cost_add(SyscallCost *sum, const SyscallCost *c)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
-        *(uint64_t *)((char *)sum + fields[i].off) += syscall_cost_value(c, i);
+#define X(n, d) sum->n += c->n;
+    SYSCALL_COST_FIELDS(X)
+#undef X
 }
