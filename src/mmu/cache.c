@@ -8,7 +8,14 @@
  * Invalid ways hold CACHE_TAG_INVALID and collect at the back, so the last
  * way is always the victim, valid or not. The "tag" stored is the whole line
  * number (paddr >> line_shift): comparing the set bits too is harmless and
- * saves a shift. Shifts and masks are computed once in cache_new. */
+ * saves a shift. Shifts and masks are computed once in cache_new.
+ *
+ * Access path (host speed only; the outcome is the plain loop over levels
+ * and ways described above): each level has a lookup function for its
+ * associativity, chosen in cache_new, that compares the ways unrolled and
+ * shifts the set once, then on a miss tail-calls the next level's, and the
+ * last level's memory's. So cache_access is two counts and a jump, and a
+ * level costs its compares and one fixed-size shift. */
 #include "mmu/cache.h"
 #include "mmu/cache_priv.h"
 
@@ -79,7 +86,198 @@ bool cache_geom_check(const CacheGeom *g, const char **key, GError **err)
     return true;
 }
 
-static void level_init(Level *L, const CacheGeom *g)
+/* ---- one set ----------------------------------------------------------- */
+
+/* Two ways at once, at any 8-byte alignment; may alias the tags. */
+typedef uint64_t CacheWay2 __attribute__((vector_size(16), aligned(8), may_alias));
+
+/* Move ways 0..w-1 of a set down one place (to 1..w). Only inlined with a
+ * constant w <= 15 (16 ways at most are shifted this way): the loops then
+ * unroll into a few 16-byte moves, all loads before all stores, where a
+ * memmove or a way-by-way loop would become a library call. */
+CACHE_HOT void set_shift(uint64_t *row, unsigned w)
+{
+    CacheWay2 two[8];
+    uint64_t odd = 0;
+    for (unsigned k = 0; k < w / 2; k++)
+        two[k] = *(const CacheWay2 *)(row + 2 * k);
+    if (w & 1)
+        odd = row[w - 1];
+    for (unsigned k = 0; k < w / 2; k++)
+        *(CacheWay2 *)(row + 1 + 2 * k) = two[k];
+    if (w & 1)
+        row[w] = odd;
+}
+
+/* Look for the line at way w of a set: on a hit, the ways above it move
+ * down one place and it goes to the front (MRU). */
+#define SET_TRY_WAY(row, line, w, s)                                       \
+    do {                                                                   \
+        if ((row)[w] == (line)) {                                          \
+            set_shift((row), (w));                                         \
+            (row)[0] = (line);                                             \
+            (s)->hits++;                                                   \
+            return true;                                                   \
+        }                                                                  \
+    } while (0)
+
+/* A miss in a set of n ways: every way moves down one place, the last
+ * (LRU, or invalid: invalid ways collect at the back) falls off, and the
+ * line goes in front. */
+CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelStats *s)
+{
+    if (row[n - 1] != CACHE_TAG_INVALID)
+        s->evictions++;
+    s->misses++;
+    set_shift(row, n - 1);
+    row[0] = line;
+    return false;
+}
+
+/* One set of 4, 8 or 16 ways (the presets' associativities): true on a
+ * hit. The scan is unrolled, one compare and branch per way, and the ways
+ * are shifted once, by a fixed amount, after the line is found or not:
+ * the same reordering, way for way, as set_access_any's carry through
+ * every way scanned (tests/mmu/test_cache.c checks each width against a
+ * naive timestamp LRU). The line is in at most one way. first is 1 when
+ * way 0 is already known not to hold the line (cache_access_after_mru),
+ * else 0; a constant wherever these are inlined. */
+CACHE_HOT bool set_access_4(uint64_t *row, uint64_t line, CacheLevelStats *s, unsigned first)
+{
+    if (!first)
+        SET_TRY_WAY(row, line, 0, s);
+    SET_TRY_WAY(row, line, 1, s);
+    SET_TRY_WAY(row, line, 2, s);
+    SET_TRY_WAY(row, line, 3, s);
+    return set_miss(row, line, 4, s);
+}
+
+CACHE_HOT bool set_access_8(uint64_t *row, uint64_t line, CacheLevelStats *s, unsigned first)
+{
+    if (!first)
+        SET_TRY_WAY(row, line, 0, s);
+    SET_TRY_WAY(row, line, 1, s);
+    SET_TRY_WAY(row, line, 2, s);
+    SET_TRY_WAY(row, line, 3, s);
+    SET_TRY_WAY(row, line, 4, s);
+    SET_TRY_WAY(row, line, 5, s);
+    SET_TRY_WAY(row, line, 6, s);
+    SET_TRY_WAY(row, line, 7, s);
+    return set_miss(row, line, 8, s);
+}
+
+CACHE_HOT bool set_access_16(uint64_t *row, uint64_t line, CacheLevelStats *s, unsigned first)
+{
+    if (!first)
+        SET_TRY_WAY(row, line, 0, s);
+    SET_TRY_WAY(row, line, 1, s);
+    SET_TRY_WAY(row, line, 2, s);
+    SET_TRY_WAY(row, line, 3, s);
+    SET_TRY_WAY(row, line, 4, s);
+    SET_TRY_WAY(row, line, 5, s);
+    SET_TRY_WAY(row, line, 6, s);
+    SET_TRY_WAY(row, line, 7, s);
+    SET_TRY_WAY(row, line, 8, s);
+    SET_TRY_WAY(row, line, 9, s);
+    SET_TRY_WAY(row, line, 10, s);
+    SET_TRY_WAY(row, line, 11, s);
+    SET_TRY_WAY(row, line, 12, s);
+    SET_TRY_WAY(row, line, 13, s);
+    SET_TRY_WAY(row, line, 14, s);
+    SET_TRY_WAY(row, line, 15, s);
+    return set_miss(row, line, 16, s);
+}
+
+/* Any associativity: scan the ways, shifting each one down a place as we
+ * pass it; on a hit at way w the ways before it have moved to 1..w and the
+ * line goes to the front; on a miss the last (LRU) way has fallen off. */
+CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLevelStats *s)
+{
+    uint64_t carry = row[0];
+    if (carry == line) {
+        s->hits++;
+        return true;
+    }
+    for (unsigned w = 1; w < n; w++) {
+        uint64_t t = row[w];
+        row[w] = carry;
+        if (t == line) {
+            row[0] = line;
+            s->hits++;
+            return true;
+        }
+        carry = t;
+    }
+    if (carry != CACHE_TAG_INVALID)
+        s->evictions++;
+    row[0] = line;
+    s->misses++;
+    return false;
+}
+
+/* ---- one level, then the next ------------------------------------------ */
+
+/* Level L of n ways (0: any, L->ways) from way first of the line's set,
+ * row, then on a miss the level behind it (a tail call; memory's ends the
+ * chain). Returns the cycles of the level that supplied the line. */
+CACHE_HOT unsigned level_rest(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line,
+                              unsigned n, unsigned first)
+{
+    bool hit = n == 4 ? set_access_4(row, line, L->st, first)
+             : n == 8 ? set_access_8(row, line, L->st, first)
+             : n == 16 ? set_access_16(row, line, L->st, first)
+             : set_access_any(row, line, L->ways, L->st);
+    if (!hit)
+        return L[1].access(L + 1, paddr);
+    L->all->cycles += L->latency;
+    return L->latency;
+}
+
+/* The same from way 0: CacheLevelAccessFn's job for n ways. */
+CACHE_HOT unsigned level_step(const Level *L, uint64_t paddr, unsigned n)
+{
+    uint64_t line = paddr >> L->line_shift;
+    uint64_t *row = L->tags + (size_t)(line & L->set_mask) * (n ? n : L->ways);
+    return level_rest(L, paddr, row, line, n, 0);
+}
+
+static unsigned level_access_4(const Level *L, uint64_t paddr) { return level_step(L, paddr, 4); }
+static unsigned level_access_8(const Level *L, uint64_t paddr) { return level_step(L, paddr, 8); }
+static unsigned level_access_16(const Level *L, uint64_t paddr) { return level_step(L, paddr, 16); }
+static unsigned level_access_any(const Level *L, uint64_t paddr) { return level_step(L, paddr, 0); }
+
+/* CacheLevelAfterMruFn's job for n ways; any other width starts over from
+ * way 0, which finds nothing there and changes nothing. */
+static unsigned level_after_mru_4(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    return level_rest(L, paddr, row, line, 4, 1);
+}
+static unsigned level_after_mru_8(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    return level_rest(L, paddr, row, line, 8, 1);
+}
+static unsigned level_after_mru_16(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    return level_rest(L, paddr, row, line, 16, 1);
+}
+static unsigned level_after_mru_any(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    (void)row, (void)line;
+    return L->access(L, paddr);
+}
+
+/* Memory, behind the last level: supplies every line. */
+static unsigned level_access_mem(const Level *L, uint64_t paddr)
+{
+    (void)paddr;
+    L->all->mem++;
+    L->all->cycles += L->latency;
+    return L->latency;
+}
+
+/* ---- the hierarchy ------------------------------------------------------ */
+
+static void level_init(Level *L, const CacheGeom *g, CacheStats *all, unsigned index)
 {
     L->ways = g->ways;
     L->latency = g->latency;
@@ -89,6 +287,27 @@ static void level_init(Level *L, const CacheGeom *g)
     L->tags = g_new(uint64_t, L->nsets * L->ways);
     for (size_t i = 0; i < L->nsets * L->ways; i++)
         L->tags[i] = CACHE_TAG_INVALID;
+    L->access = L->ways == 4 ? level_access_4
+              : L->ways == 8 ? level_access_8
+              : L->ways == 16 ? level_access_16 : level_access_any;
+    L->after_mru = L->ways == 4 ? level_after_mru_4
+                 : L->ways == 8 ? level_after_mru_8
+                 : L->ways == 16 ? level_after_mru_16 : level_after_mru_any;
+    L->st = &all->level[index];
+    L->all = all;
+}
+
+/* The line no reference has: UINT64_MAX is no line number (cache_priv.h). */
+static uint64_t no_line = CACHE_TAG_INVALID;
+
+/* Memory's level, after the last cache. Its tag is never written: its
+ * lookups are level_access_mem, and cache_access_fast only reads way 0 of
+ * set 0, which holds no line. */
+static void level_init_mem(Level *L, CacheStats *all, unsigned mem_latency)
+{
+    *L = (Level){ .tags = &no_line, .set_mask = 0, .line_shift = 3, .ways = 1,
+                  .latency = mem_latency, .nsets = 1, .access = level_access_mem,
+                  .after_mru = level_after_mru_any, .st = NULL, .all = all };
 }
 
 CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
@@ -123,7 +342,8 @@ CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
     c->nlevels = n;
     c->mem_latency = mem_latency;
     for (unsigned i = 0; i < n; i++)
-        level_init(&c->lv[i], g[i]);
+        level_init(&c->lv[i], g[i], &c->st, i);
+    level_init_mem(&c->lv[n], &c->st, mem_latency);
     return c;
 }
 
@@ -141,70 +361,30 @@ void cache_free(CacheHier *c)
     g_free(c);
 }
 
-/* One level: true on a hit (moved to MRU); on a miss the line is filled in
- * as MRU and the LRU way is dropped. */
-static inline bool level_access(Level *L, CacheLevelStats *s, uint64_t paddr)
-{
-    uint64_t line = paddr >> L->line_shift;
-    uint64_t *row = L->tags + (size_t)(line & L->set_mask) * L->ways;
-    if (G_LIKELY(row[0] == line)) {
-        s->hits++;
-        return true;
-    }
-    /* Scan the other ways, shifting each one down a place as we pass it:
-     * on a hit at way w the ways before it have moved to 1..w and the
-     * line goes to the front; on a miss the last (LRU) way has fallen off.
-     * Ways are few (<= CACHE_MAX_WAYS), so this beats memmove calls. */
-    uint64_t carry = row[0];
-    unsigned w;
-    for (w = 1; w < L->ways; w++) {
-        uint64_t t = row[w];
-        row[w] = carry;
-        if (t == line) {
-            row[0] = line;
-            s->hits++;
-            return true;
-        }
-        carry = t;
-    }
-    if (carry != CACHE_TAG_INVALID)
-        s->evictions++;
-    row[0] = line;
-    s->misses++;
-    return false;
-}
-
-static inline unsigned access_impl(CacheHier *c, uint64_t paddr, bool write,
-                                   CacheLevel *from)
-{
-    unsigned lat = c->mem_latency;
-    CacheLevel lvl = CACHE_MEM;
-    c->st.accesses++;
-    c->st.writes += write;
-    for (unsigned i = 0; i < c->nlevels; i++) {
-        if (level_access(&c->lv[i], &c->st.level[i], paddr)) {
-            lat = c->lv[i].latency;
-            lvl = (CacheLevel)i;
-            break;
-        }
-    }
-    if (lvl == CACHE_MEM)
-        c->st.mem++;
-    c->st.cycles += lat;
-    if (from)
-        *from = lvl;
-    return lat;
-}
-
 unsigned cache_access(CacheHier *c, uint64_t paddr, bool write)
 {
-    return access_impl(c, paddr, write, NULL);
+    c->st.accesses++;
+    c->st.writes += write;
+    return c->lv[0].access(&c->lv[0], paddr);
 }
 
+unsigned cache_access_after_mru(CacheHier *c, uint64_t paddr, bool write, uint64_t *row,
+                                uint64_t line)
+{
+    c->st.accesses++;
+    c->st.writes += write;
+    return c->lv[0].after_mru(&c->lv[0], paddr, row, line);
+}
+
+/* The level that supplies a line is the first that holds it: a level is
+ * looked up only after every level above it missed. So probing first,
+ * without side effects, tells where cache_access will find it. */
 unsigned cache_access_from(CacheHier *c, uint64_t paddr, bool write,
                            CacheLevel *from)
 {
-    return access_impl(c, paddr, write, from);
+    if (from)
+        *from = cache_probe(c, paddr);
+    return cache_access(c, paddr, write);
 }
 
 unsigned cache_access_uncached(CacheHier *c, uint64_t paddr, bool write)

@@ -1,7 +1,9 @@
 /* Cache model: hit/miss and victim sequences worked by hand, latencies by
- * level, uncached references, geometry errors, and a random sequence
+ * level, uncached references, geometry errors, and random sequences
  * checked against a second, deliberately naive LRU model written here
- * (timestamps instead of recency order). Latencies of the P4 Northwood come
+ * (timestamps instead of recency order), for every associativity the
+ * lookup has its own code for and some it has not, through every entry
+ * point. Latencies of the P4 Northwood come
  * from REFERENCES.md (L1 2, L2 24, memory 316 clocks), not from the preset
  * loader's output. */
 #include <check.h>
@@ -11,6 +13,7 @@
 
 #include "cpu/preset.h"
 #include "mmu/cache.h"
+#include "mmu/cache_priv.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 
@@ -290,11 +293,13 @@ typedef struct {
     uint64_t size, ways, line;
     uint64_t *tag;               /* sets * ways; UINT64_MAX: empty */
     uint64_t *stamp;             /* last use */
+    uint64_t hits, misses, evictions;
 } Naive;
 
 static void naive_init(Naive *n, const CacheGeom *g)
 {
     n->size = g->size, n->ways = g->ways, n->line = g->line;
+    n->hits = n->misses = n->evictions = 0;
     uint64_t slots = g->size / g->line;
     n->tag = g_new(uint64_t, slots);
     n->stamp = g_new0(uint64_t, slots);
@@ -312,13 +317,16 @@ static bool naive_access(Naive *n, uint64_t addr, uint64_t now)
     for (uint64_t w = 0; w < n->ways; w++)
         if (t[w] == line) {
             s[w] = now;
+            n->hits++;
             return true;
         }
+    n->misses++;
     uint64_t victim = n->ways;
     for (uint64_t w = 0; w < n->ways && victim == n->ways; w++)
         if (t[w] == UINT64_MAX)
             victim = w;
     if (victim == n->ways) {
+        n->evictions++;
         victim = 0;
         for (uint64_t w = 1; w < n->ways; w++)
             if (s[w] < s[victim])
@@ -326,6 +334,16 @@ static bool naive_access(Naive *n, uint64_t addr, uint64_t now)
     }
     t[victim] = line;
     s[victim] = now;
+    return false;
+}
+
+static bool naive_contains(const Naive *n, uint64_t addr)
+{
+    uint64_t sets = n->size / n->line / n->ways;
+    uint64_t line = addr / n->line, set = line % sets;
+    for (uint64_t w = 0; w < n->ways; w++)
+        if (n->tag[set * n->ways + w] == line)
+            return true;
     return false;
 }
 
@@ -364,6 +382,116 @@ START_TEST(matches_naive_lru)
 }
 END_TEST
 
+/* Every associativity the lookup has its own code for (4, 8, 16: cache.c)
+ * and some it has not (1, 2, 3, 32), at every level, reached through every
+ * entry point: cache_access_fast (cache_priv.h, the inline path the MMU
+ * uses), cache_access and cache_access_from. Each reference's cycles and
+ * supplying level, every counter, and the lines present at the end must be
+ * the naive model's. The sets are few and the working set spans L1 to
+ * beyond L3, so hits land at every way and victims are valid and not. */
+typedef struct {
+    unsigned ways[3];
+} Widths;
+
+static const Widths widths[] = {
+    { { 1, 2, 3 } }, { { 2, 4, 8 } }, { { 3, 8, 16 } }, { { 4, 8, 16 } },
+    { { 8, 16, 4 } }, { { 16, 32, 8 } }, { { 4, 3, 32 } }, { { 32, 1, 16 } },
+};
+
+static void check_widths(const Widths *wd, unsigned nlevels)
+{
+    static const unsigned sets[3] = { 4, 8, 16 }, line[3] = { 32, 64, 64 };
+    static const unsigned lat[3] = { 2, 9, 30 };
+    CacheGeom g[3] = { { 0 } };
+    for (unsigned i = 0; i < nlevels; i++)
+        g[i] = (CacheGeom){ sets[i] * wd->ways[i] * line[i], wd->ways[i], line[i], lat[i] };
+    CacheHier *c = cache_new(&g[0], &g[1], &g[2], MEM, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(cache_levels(c), nlevels);
+    Naive n[3];
+    for (unsigned i = 0; i < nlevels; i++)
+        naive_init(&n[i], &g[i]);
+    uint64_t span = 0;                            /* twice the largest level */
+    for (unsigned i = 0; i < nlevels; i++)
+        span = MAX(span, 2 * (uint64_t)g[i].size);
+    uint64_t lcg = 777 + wd->ways[0], cycles = 0, writes = 0, mem = 0;
+    const uint64_t steps = 12000;
+    for (uint64_t k = 1; k <= steps; k++) {
+        lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+        /* Mostly a few lines (hits in L1's ways), else the whole span. */
+        uint64_t addr = (lcg >> 33) % ((lcg >> 20) & 3 ? 4 * line[0] * wd->ways[0] : span);
+        bool write = (lcg >> 12) & 1;
+        unsigned want = MEM, want_from = CACHE_MEM;
+        for (unsigned i = 0; i < nlevels; i++)
+            if (naive_access(&n[i], addr, k)) {
+                want = lat[i];
+                want_from = i;
+                break;
+            }
+        mem += want_from == CACHE_MEM;
+        cycles += want;
+        writes += write;
+        CacheLevel from = CACHE_MEM;
+        switch (k % 3) {
+        case 0:
+            ck_assert_uint_eq(cache_access_fast(c, addr, write), want);
+            break;
+        case 1:
+            ck_assert_uint_eq(cache_access(c, addr, write), want);
+            break;
+        default:
+            ck_assert_uint_eq(cache_access_from(c, addr, write, &from), want);
+            ck_assert_uint_eq(from, want_from);
+        }
+    }
+    const CacheStats *st = cache_stats(c);
+    ck_assert_uint_eq(st->accesses, steps);
+    ck_assert_uint_eq(st->writes, writes);
+    ck_assert_uint_eq(st->mem, mem);
+    ck_assert_uint_eq(st->uncached, 0);
+    ck_assert_uint_eq(st->cycles, cycles);
+    for (unsigned i = 0; i < nlevels; i++) {
+        ck_assert_uint_eq(st->level[i].hits, n[i].hits);
+        ck_assert_uint_eq(st->level[i].misses, n[i].misses);
+        ck_assert_uint_eq(st->level[i].evictions, n[i].evictions);
+        ck_assert_uint_gt(n[i].evictions, 0);     /* the stream reached every victim */
+        for (uint64_t a = 0; a < span; a += line[i])
+            ck_assert_int_eq(cache_contains(c, (CacheLevel)i, a), naive_contains(&n[i], a));
+        g_free(n[i].tag);
+        g_free(n[i].stamp);
+    }
+    ck_assert_uint_gt(st->level[0].hits, steps / 2);
+    cache_free(c);
+}
+
+START_TEST(each_width_matches_naive_lru)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(widths); i++)
+        for (unsigned nlevels = 1; nlevels <= 3; nlevels++)
+            check_widths(&widths[i], nlevels);
+}
+END_TEST
+
+/* With no cache, every entry point costs memory's latency and counts it. */
+START_TEST(no_cache_every_entry)
+{
+    CacheHier *c = cache_new(NULL, NULL, NULL, 9, NULL);
+    CacheLevel from = CACHE_L1;
+    ck_assert_uint_eq(cache_access_fast(c, 0, true), 9);
+    ck_assert_uint_eq(cache_access_fast(c, UINT64_C(0xFFFFFFFFF), false), 9);
+    ck_assert_uint_eq(cache_access(c, 0x40, false), 9);
+    ck_assert_uint_eq(cache_access_from(c, 0x40, true, &from), 9);
+    ck_assert_uint_eq(from, CACHE_MEM);
+    ck_assert_uint_eq(cache_probe(c, 0), CACHE_MEM);
+    const CacheStats *st = cache_stats(c);
+    ck_assert_uint_eq(st->accesses, 4);
+    ck_assert_uint_eq(st->writes, 2);
+    ck_assert_uint_eq(st->mem, 4);
+    ck_assert_uint_eq(st->cycles, 36);
+    cache_free(c);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -375,6 +503,8 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, walk_cost_depends_on_where_tables_are);
     tcase_add_test(tc, rejects_bad_geometry);
     tcase_add_test(tc, matches_naive_lru);
+    tcase_add_test(tc, each_width_matches_naive_lru);
+    tcase_add_test(tc, no_cache_every_entry);
     suite_add_tcase(s, tc);
     return s;
 }
