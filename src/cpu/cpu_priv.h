@@ -439,10 +439,12 @@ static inline bool cpu_cond(const Cpu *c, unsigned cond)
 static inline bool cpu_cf(const Cpu *c)
 {
     /* The commonest producers inline (flags_cf's cases): a logic op clears
-     * CF, SUB/CMP borrows when a < b, INC/DEC carry it in cc.c. */
+     * CF, ADD carries when the result wrapped below a, SUB/CMP borrows when
+     * a < b, INC/DEC carry it in cc.c. */
     switch (c->cc.op) {
     case CC_EAGER: return (c->eflags & EFLAGS_CF) != 0;
     case CC_LOGIC: return false;
+    case CC_ADD: return c->cc.res < c->cc.a;
     case CC_SUB: return c->cc.a < c->cc.b;
     case CC_INC:
     case CC_DEC: return c->cc.c != 0;
