@@ -229,7 +229,8 @@ void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry 
                              << ACCESS_WRITE;
     int slot = (int)(e - t->ent);
     *mm = (MmuMemo){ .page = lin & ~(uint32_t)(PAGE_SIZE - 1), .cpl = cpl,
-                     .sgen = t->sgen[slot], .ok = (uint8_t)ok, .slot = slot, .t = t,
+                     .sgen = t->sgen[slot], .ok = (uint8_t)ok, .slot = slot,
+                     .gen = &t->sgen[slot], .t = t,
                      .pa = pa, .host = host };
 }
 

@@ -38,9 +38,10 @@
 typedef struct {
     uint32_t page;               /* linear page; MEMO_NONE when empty */
     int32_t cpl;
-    uint32_t sgen;               /* t->sgen[slot] when made */
+    uint32_t sgen;               /* *gen when made */
     uint8_t ok;                  /* 1 << access for each access it answers */
     int slot;
+    const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
     Tlb *t;
     uint64_t pa;                 /* physical address of the page */
     uint8_t *host;               /* its frame */
@@ -90,7 +91,7 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
 {
     const MmuMemo *mm = mmu_memo_at(m, lin, access);
     if (mm->page == (lin & ~(uint32_t)(PAGE_SIZE - 1)) && mm->cpl == cpl &&
-        (mm->ok >> access & 1) && mm->sgen == mm->t->sgen[mm->slot])
+        (mm->ok >> access & 1) && mm->sgen == *mm->gen)
         return mm;
     return NULL;
 }
