@@ -81,6 +81,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
         t->hash_shift = 32 - bits;
         t->bucket = g_new(int16_t, 1u << bits);
         t->next = g_new(int16_t, geom->entries);
+        t->home = g_new(uint32_t, geom->entries);
         for (unsigned i = 0; i < (1u << bits); i++)
             t->bucket[i] = NO_SLOT;
     }
@@ -104,6 +105,7 @@ void tlb_free(Tlb *t)
     g_free(t->ent);
     g_free(t->bucket);
     g_free(t->next);
+    g_free(t->home);
     g_free(t->vbits);
     g_free(t->sgen);
     g_free(t->set_valid);
@@ -121,14 +123,14 @@ static inline void index_link(Tlb *t, unsigned slot)
     unsigned h = hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
     t->next[slot] = t->bucket[h];
     t->bucket[h] = (int16_t)slot;
+    t->home[slot] = h;
 }
 
 static inline void index_unlink(Tlb *t, unsigned slot)
 {
     if (!t->bucket)
         return;
-    const TlbEntry *e = &t->ent[slot];
-    int16_t *p = &t->bucket[hash_page(t, (uint32_t)e->page_size << 30, e->vpn)];
+    int16_t *p = &t->bucket[t->home[slot]];
     while (*p != (int16_t)slot) {
         g_assert(*p != NO_SLOT);
         p = &t->next[*p];

@@ -56,6 +56,7 @@ struct Tlb {
     /* Hash index (host-speed shortcut; NULL when sets are scanned). */
     int16_t *bucket;
     int16_t *next;
+    uint32_t *home;              /* per slot: the bucket it is linked in */
     unsigned hash_shift;
     int hint;                    /* slot of the last fast hit (any slot: a
                                   * stale one simply fails to match) */
