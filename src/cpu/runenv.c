@@ -335,6 +335,7 @@ RunEnv *runenv_new(const RunEnvOptions *opt, GError **err)
     e->mmu = mmu_new(e->pm, p);
     e->cpu = cpu_new(e->mmu, p);
     cpu_set_decode_cache(e->cpu, !e->opt.no_decode_cache);
+    mmu_set_shortcuts(e->mmu, !e->opt.no_mmu_shortcuts);
     e->next_pt = PHYS_PT_FIRST;
     e->next_user = PHYS_USER_FIRST;
     e->user_pages = g_hash_table_new(NULL, NULL);

@@ -50,6 +50,7 @@ typedef enum {
 typedef struct {
     const Preset *preset;        /* NULL: built-in defaults */
     bool no_decode_cache;
+    bool no_mmu_shortcuts;       /* mmu_set_shortcuts(mmu, false) */
     /* Where write(1/2, ...) goes: NULL = the host's stdout / stderr. */
     GString *out, *err;
 } RunEnvOptions;

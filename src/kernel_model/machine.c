@@ -632,6 +632,12 @@ static bool user_work_ffwd(Machine *m, uint32_t va, uint32_t bytes, uint32_t str
 }
 
 void machine_set_fast_forward(Machine *m, bool on) { m->ffwd = on; }
+
+void machine_set_host_shortcuts(Machine *m, bool on)
+{
+    cpu_set_decode_cache(m->cpu, on);
+    mmu_set_shortcuts(m->mmu, on);
+}
 const UserWorkSkips *machine_fast_forward_skips(const Machine *m) { return &m->skips; }
 
 bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,

@@ -104,6 +104,10 @@ bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
  * counts, registers and memory that running them gives (userwork.h).
  * Off: every instruction runs. The skips say how much was skipped. */
 void machine_set_fast_forward(Machine *m, bool on);
+/* The core's decoded-instruction cache and the MMU's memos of TLB hits
+ * (host-speed shortcuts, on by default; every modelled figure is the same
+ * without them). */
+void machine_set_host_shortcuts(Machine *m, bool on);
 const UserWorkSkips *machine_fast_forward_skips(const Machine *m);
 /* A timer interrupt from user mode whose handler switches to task. */
 bool machine_switch_to(Machine *m, int task, GError **err);

@@ -38,9 +38,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     else
         default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
-    for (unsigned side = 0; side < 2; side++)
-        for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
-            m->memo[side][i].page = MEMO_NONE;
+    mmu_set_shortcuts(m, true);
     m->pm = pm;
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
@@ -89,6 +87,14 @@ void mmu_reset_stats(Mmu *m)
     tlb_hier_stats_reset(m->tlb);
     cache_reset_stats(m->cache);
 }
+void mmu_set_shortcuts(Mmu *m, bool on)
+{
+    m->no_memo = !on;
+    for (unsigned side = 0; side < 2; side++)
+        for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
+            m->memo[side][i].page = MEMO_NONE;
+}
+
 uint32_t mmu_cr3(const Mmu *m) { return m->regs.cr3; }
 uint32_t mmu_cr0(const Mmu *m) { return m->cr0; }
 uint32_t mmu_cr4(const Mmu *m) { return m->cr4; }
@@ -213,7 +219,7 @@ void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry 
     Tlb *t = m->tlb->side[side].small;
     MmuMemo *mm = mmu_memo_at(m, lin, access);
     /* Only where tlb_hier_hit_fast would find it and take the hit inline. */
-    if (!t || !t->hit_inline || e < t->ent || e >= t->ent + t->geom.entries)
+    if (m->no_memo || !t || !t->hit_inline || e < t->ent || e >= t->ent + t->geom.entries)
         return;
     uint64_t pa = tlb_entry_paddr(e, lin) & PAGE_MASK;
     if (!host)

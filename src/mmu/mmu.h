@@ -90,6 +90,11 @@ const MmuStats *mmu_stats(const Mmu *m);
  * contents stay: a warm machine stays warm). */
 void mmu_reset_stats(Mmu *m);
 
+/* Host-speed shortcuts (memos of TLB hits, mmu_priv.h): on by default.
+ * Every modelled figure is the same with them off; tests and benchmarks
+ * turn them off to show it. */
+void mmu_set_shortcuts(Mmu *m, bool on);
+
 /* Control registers. mmu_write_cr3 returns false with f = #GP(0) if a
  * present PDPTE has reserved bits (then nothing changes). With paging off
  * (CR0.PG=0) CR3 is only stored. */

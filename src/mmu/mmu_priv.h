@@ -62,6 +62,7 @@ struct Mmu {
     uint16_t pcid;
     bool paging;                 /* CR0.PG, kept beside cr0 for the hit path */
     bool pdpte_uncached;
+    bool no_memo;                /* mmu_set_shortcuts(m, false) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     MmuStats stats;
 };

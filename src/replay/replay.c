@@ -477,6 +477,7 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
         goto out;
     r.cpu = machine_cpu(r.m);
     machine_set_fast_forward(r.m, !cfg->no_fast_forward);
+    machine_set_host_shortcuts(r.m, !cfg->no_host_shortcuts);
     /* Statistics cover the trace, not the boot. */
     mmu_reset_stats(machine_mmu(r.m));
     uint64_t boot_cycles = cpu_cycles(r.cpu), boot_insns = cpu_insns(r.cpu);

@@ -52,6 +52,7 @@ typedef struct {
     bool progress;               /* a progress line on stderr */
     const TlbHierConfig *tlb;    /* TLB geometry override; NULL: the preset's */
     bool no_fast_forward;        /* run every user-work instruction (machine.h) */
+    bool no_host_shortcuts;      /* no decoded cache, no MMU memos (machine.h) */
 } ReplayConfig;
 
 /* Totals of one replay, defined once for every output. */

@@ -69,7 +69,10 @@ static char *figures(RunEnv *e)
 
 static char *run_one(const char *path, bool dcache, GString *out, int *status)
 {
-    RunEnvOptions opt = { .preset = preset, .no_decode_cache = !dcache, .out = out, .err = out };
+    /* "Off" turns every host shortcut off: the decoded cache and blocks,
+     * and the MMU's memos of TLB hits. */
+    RunEnvOptions opt = { .preset = preset, .no_decode_cache = !dcache,
+                          .no_mmu_shortcuts = !dcache, .out = out, .err = out };
     GError *err = NULL;
     RunEnv *e = runenv_new(&opt, &err);
     ck_assert_msg(e, "%s", err ? err->message : "?");

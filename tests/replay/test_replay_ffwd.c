@@ -1,7 +1,8 @@
-/* Replays with and without the user-work fast-forward
- * (kernel_model/userwork.h): a real trace must give the same report, to
- * the byte, as running every user instruction; only the host-speed line
- * of the text report may differ. The fast-forward must have skipped most
+/* Replays with and without the host-speed shortcuts: the user-work
+ * fast-forward (kernel_model/userwork.h), and the decoded-instruction
+ * cache with the MMU's memos of TLB hits (machine_set_host_shortcuts). A
+ * real trace must give the same report, to the byte, either way; only the
+ * host-speed line of the text report may differ. The fast-forward must have skipped most
  * of the trace's user instructions (sqlite: 46.6 M over 448 events on a
  * 2-page span), so the comparison is not vacuous. The CLI's
  * --no-fast-forward gives the same output as the default.
@@ -26,10 +27,11 @@ static char *trace_path(const char *name)
     return g_build_filename(src, "workloads", "traces", name, NULL);
 }
 
-static ReplayResult *replay(const Preset *p, const char *layout, const char *trace, bool ffwd)
+static ReplayResult *replay(const Preset *p, const char *layout, const char *trace, bool ffwd,
+                            bool shortcuts)
 {
     ReplayConfig cfg = { .preset = p, .layout = layout_find(layout), .ram = 4ULL << 30,
-                         .no_fast_forward = !ffwd };
+                         .no_fast_forward = !ffwd, .no_host_shortcuts = !shortcuts };
     GError *err = NULL;
     ReplayResult *r = replay_run(&cfg, trace, &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
@@ -70,32 +72,66 @@ static char *as_text(const ReplayResult *r, const char *trace)
     return g_string_free(out, FALSE);
 }
 
-static void same_report(const char *preset, const char *layout, const char *name)
+/* Replay name both ways (fast-forward or host shortcuts off in the
+ * second) and require the same reports; returns the two results. */
+static void compare(const char *preset, const char *layout, const char *name, bool ffwd_off,
+                    ReplayResult **on, ReplayResult **off)
 {
     GError *err = NULL;
     Preset *p = preset_load(preset, &err);
     ck_assert_msg(p, "%s", err ? err->message : "");
     char *trace = trace_path(name);
-    ReplayResult *on = replay(p, layout, trace, true), *off = replay(p, layout, trace, false);
-    char *jon = as_json(on), *joff = as_json(off);
+    *on = replay(p, layout, trace, true, true);
+    *off = replay(p, layout, trace, !ffwd_off, ffwd_off);
+    char *jon = as_json(*on), *joff = as_json(*off);
     ck_assert_str_eq(jon, joff);
-    char *ton = as_text(on, trace), *toff = as_text(off, trace);
+    char *ton = as_text(*on, trace), *toff = as_text(*off, trace);
     ck_assert_str_eq(ton, toff);
+    g_free(jon);
+    g_free(joff);
+    g_free(ton);
+    g_free(toff);
+    g_free(trace);
+    preset_free(p);
+}
+
+static void same_report(const char *preset, const char *layout, const char *name)
+{
+    ReplayResult *on, *off;
+    compare(preset, layout, name, true, &on, &off);
     /* Not vacuous: most user instructions were skipped with it on, none
      * without it. */
     uint64_t user = replay_totals(on)->user_insns;
     ck_assert_uint_gt(replay_fast_forward(on)->insns, user / 2);
     ck_assert_uint_eq(replay_fast_forward(off)->insns, 0);
     ck_assert_uint_gt(replay_fast_forward(on)->reused, 0);   /* the learned cycles too */
-    g_free(jon);
-    g_free(joff);
-    g_free(ton);
-    g_free(toff);
     replay_result_free(on);
     replay_result_free(off);
-    g_free(trace);
-    preset_free(p);
 }
+
+/* The decoded cache and the MMU's memos: the CR3 writes of 4g4g, kpti
+ * (flushes) and kpti-pcid (PCID switches without a flush) are where a memo
+ * of a stale hit would show. */
+static void same_without_shortcuts(const char *preset, const char *layout, const char *name)
+{
+    ReplayResult *on, *off;
+    compare(preset, layout, name, false, &on, &off);
+    ck_assert_uint_gt(replay_totals(on)->cr3_writes, 0);
+    replay_result_free(on);
+    replay_result_free(off);
+}
+
+START_TEST(shortcuts_pipeline_p4_4g4g) { same_without_shortcuts("p4-northwood", "4g4g", "pipeline.vmt"); }
+END_TEST
+
+START_TEST(shortcuts_http_skylake_kpti_pcid) { same_without_shortcuts("skylake", "kpti-pcid", "http.vmt"); }
+END_TEST
+
+START_TEST(shortcuts_sqlite_core2_kpti) { same_without_shortcuts("core2", "kpti", "sqlite.vmt"); }
+END_TEST
+
+START_TEST(shortcuts_dd_p3_3g1g) { same_without_shortcuts("p3-coppermine", "3g1g", "dd.vmt"); }
+END_TEST
 
 START_TEST(sqlite_p4_4g4g) { same_report("p4-northwood", "4g4g", "sqlite.vmt"); }
 END_TEST
@@ -167,6 +203,10 @@ static Suite *suite(void)
     tcase_add_test(t, dd_p4_3g1g);
     tcase_add_test(t, pipeline_p4_4g4g);
     tcase_add_test(t, cli_flag);
+    tcase_add_test(t, shortcuts_pipeline_p4_4g4g);
+    tcase_add_test(t, shortcuts_http_skylake_kpti_pcid);
+    tcase_add_test(t, shortcuts_sqlite_core2_kpti);
+    tcase_add_test(t, shortcuts_dd_p3_3g1g);
     suite_add_tcase(s, t);
     return s;
 }
