@@ -212,8 +212,12 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
     tlb_hier_flush_pcid(m->tlb, pcid);
 }
 
-void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry *e,
-                   uint8_t *host)
+/* Remember entry e (in a first-level array, just hit or filled) for the
+ * page of lin at cpl; host: the page's frame, or NULL to look it up. No
+ * memo when the entry is not in the array the hit path probes, or its
+ * frame does not exist (see MmuMemo in mmu_priv.h). */
+static void memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry *e,
+                      uint8_t *host)
 {
     unsigned side = access == ACCESS_EXEC;
     Tlb *t = m->tlb->side[side].small;
@@ -273,11 +277,13 @@ static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
     return true;
 }
 
-/* mmu_translate after the first-level fast path found nothing (or with
- * paging off). */
-static bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
-                               uint64_t *pa, MmuFault *f)
+/* mmu_translate after the hit path found no usable first-level hit (or
+ * with paging off): the rest of the lookup, and the walk. *l1: the
+ * first-level entry a walk just filled, or NULL. */
+static bool translate_rest(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
+                           const TlbEntry **l1, MmuFault *f)
 {
+    *l1 = NULL;
     if (!paging(m)) {
         *pa = lin;
         return true;
@@ -290,22 +296,17 @@ static bool mmu_translate_rest(Mmu *m, uint32_t lin, Access access, int cpl,
      * the processor fault on cached rights, and re-walking gives the same
      * fault whenever software kept the TLB coherent. */
     if (!tlb_result_hit(r) || !mmu_rights_ok(&e, access, cpl, &m->regs)) {
-        const TlbEntry *l1;
-        if (!walk_and_fill(m, lin, access, cpl, &e, f, &l1))
+        if (!walk_and_fill(m, lin, access, cpl, &e, f, l1))
             return false;
-        /* The walk's rights check passed for this access, and the fill
-         * left the entry where the next hit will find it. */
-        if (l1)
-            mmu_memo_make(m, lin, access, cpl, l1, NULL);
     }
     *pa = tlb_entry_paddr(&e, lin);
     return true;
 }
 
 /* A first-level hit whose cached rights refuse the access: re-walk, as
- * mmu_translate_rest does. */
-static bool mmu_translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
-                                 uint64_t *pa, MmuFault *f)
+ * translate_rest does. */
+static bool translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
+                             MmuFault *f)
 {
     TlbEntry e;
     const TlbEntry *l1;
@@ -323,14 +324,18 @@ bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
         m->stats.cycles += extra;
-        if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
-            *pa = tlb_entry_paddr(e, lin);
-            mmu_memo_make(m, lin, access, cpl, e, NULL);
-            return true;
-        }
-        return mmu_translate_rewalk(m, lin, access, cpl, pa, f);
+        if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
+            return translate_rewalk(m, lin, access, cpl, pa, f);
+    } else if (!translate_rest(m, lin, access, cpl, pa, &e, f)) {
+        return false;
+    } else if (!e) {
+        return true;
     }
-    return mmu_translate_rest(m, lin, access, cpl, pa, f);
+    /* A hit, or a walk whose rights check passed for this access and
+     * whose fill left the entry where the next hit will find it. */
+    *pa = tlb_entry_paddr(e, lin);
+    memo_make(m, lin, access, cpl, e, NULL);
+    return true;
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -386,43 +391,30 @@ uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
     return host_of(m, pa, access);
 }
 
-static uint8_t *mmu_access_rest(Mmu *m, uint32_t lin, Access access, int cpl,
-                                MmuFault *f)
-{
-    uint64_t pa;
-    if (!mmu_translate_rest(m, lin, access, cpl, &pa, f))
-        return NULL;
-    time_data(m, pa, access);
-    return host_of(m, pa, access);
-}
-
-static uint8_t *mmu_access_rewalk(Mmu *m, uint32_t lin, Access access, int cpl,
-                                  MmuFault *f)
-{
-    uint64_t pa;
-    if (!mmu_translate_rewalk(m, lin, access, cpl, &pa, f))
-        return NULL;
-    time_data(m, pa, access);
-    return host_of(m, pa, access);
-}
-
 uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
                            MmuFault *f)
 {
     unsigned extra;
     const TlbEntry *e;
-    if (G_UNLIKELY(!m->paging) ||
-        G_UNLIKELY(!(e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra))))
-        return mmu_access_rest(m, lin, access, cpl, f);
-    m->stats.cycles += extra;
-    if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
-        return mmu_access_rewalk(m, lin, access, cpl, f);
-    uint64_t pa = tlb_entry_paddr(e, lin);
+    uint64_t pa;
+    if (G_LIKELY(m->paging) &&
+        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
+        m->stats.cycles += extra;
+        if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
+            pa = tlb_entry_paddr(e, lin);
+        } else {
+            e = NULL;
+            if (!translate_rewalk(m, lin, access, cpl, &pa, f))
+                return NULL;
+        }
+    } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
+        return NULL;
+    }
     uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
     if (G_UNLIKELY(!fr))
         fr = mmu_host_absent(m, pa, access);
-    else
-        mmu_memo_make(m, lin, access, cpl, e, fr);
+    else if (e)
+        memo_make(m, lin, access, cpl, e, fr);
     time_data(m, pa, access);
     return fr + (pa & (PAGE_SIZE - 1));
 }

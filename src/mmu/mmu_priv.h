@@ -104,13 +104,6 @@ TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
     m->stats.cycles += mm->t->geom.hit_latency;
 }
 
-/* Remember entry e (in a first-level array, just hit or filled) for the
- * page of lin at cpl; host: the page's frame, or NULL to look it up. No
- * memo when the entry is not in the array the hit path probes or its
- * frame does not exist (mmu.c). */
-void mmu_memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEntry *e,
-                   uint8_t *host);
-
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
  * (a first-level hit on the TLB's own hit path, or the miss path). */
 bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
