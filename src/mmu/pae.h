@@ -141,7 +141,9 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
 
 /* pae_walk without the explanation: the same outcome, translation, pde,
  * memory changes and refs, but nlevels and levels are left unset. The
- * MMU's miss path, which needs no explanation, uses it. */
+ * MMU's miss path, which needs no explanation, uses it. Its common case (a
+ * permitted walk whose A/D bits are already set) takes a straight path
+ * of masks; anything else runs the full walk. */
 bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
                    int cpl, PaeWalk *out);
 

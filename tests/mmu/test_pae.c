@@ -264,13 +264,57 @@ static char *case_describe(const Case *c)
             ck_abort_msg(__VA_ARGS__);                                        \
     } while (0)
 
-/* Run one case on pm and compare everything the walker reports with the
+static void case_check_levels(const PaeWalk *w, const Case *c, const Expect *e,
+                              uint64_t pdpte_mem, const char *what)
+{
+    CHECK(w->nlevels == e->nlevels, "%s: %d levels, expected %d", what, w->nlevels,
+                  e->nlevels);
+    CHECK(w->levels[0].level == PAE_LEVEL_PDPTE && w->levels[0].from_register &&
+                  w->levels[0].paddr == pdpte_addr(c->lin) && w->levels[0].before == pdpte_mem &&
+                  w->levels[0].after == pdpte_mem, "%s: PDPTE level", what);
+    if (e->nlevels >= 2)
+        CHECK(w->levels[1].level == PAE_LEVEL_PDE && !w->levels[1].from_register &&
+                      w->levels[1].paddr == pde_addr(c->lin) && w->levels[1].before == c->pde &&
+                      w->levels[1].after == e->pde_after, "%s: PDE level", what);
+    if (e->nlevels == 3)
+        CHECK(w->levels[2].level == PAE_LEVEL_PTE && w->levels[2].paddr == pte_addr(c->lin) &&
+                      w->levels[2].before == c->pte && w->levels[2].after == e->pte_after,
+                      "%s: PTE level", what);
+}
+
+/* Memory references: one read per entry fetched from memory (the PDPTE
+ * comes from its register), in walk order; then one locked write per entry
+ * whose A/D bits the walk changed, and no other. */
+static void case_check_refs(const PaeWalk *w, const Case *c, const Expect *e,
+                            const char *what)
+{
+    int nreads = e->nlevels - 1;
+    bool pde_w = e->pde_after != c->pde, pte_w = !c->large && e->pte_after != c->pte;
+    CHECK(w->nrefs == nreads + pde_w + pte_w, "%s: %d refs, expected %d", what, w->nrefs,
+                  nreads + pde_w + pte_w);
+    if (nreads >= 1)
+        CHECK(w->refs[0].paddr == pde_addr(c->lin) && !w->refs[0].write, "%s: ref 0", what);
+    if (nreads >= 2)
+        CHECK(w->refs[1].paddr == pte_addr(c->lin) && !w->refs[1].write, "%s: ref 1", what);
+    bool seen_pde_w = false, seen_pte_w = false;
+    for (int i = nreads; i < w->nrefs; i++) {
+        CHECK(w->refs[i].write, "%s: ref %d should be an A/D write", what, i);
+        seen_pde_w |= w->refs[i].paddr == pde_addr(c->lin);
+        seen_pte_w |= !c->large && w->refs[i].paddr == pte_addr(c->lin);
+    }
+    CHECK(seen_pde_w == pde_w && seen_pte_w == pte_w, "%s: A/D write refs", what);
+}
+
+/* Run one case on pm with pae_walk (lean: pae_walk_lean, which has a fast
+ * path for present, permitted entries whose A/D bits are already set, and
+ * reports no levels) and compare everything the walker reports with the
  * oracle. pm may hold entries of earlier cases: every entry this walk can
  * read (the PDPTE, PDE and PTE slots of c->lin) is written here first. */
-static void case_check_on(PhysMem *pm, const Case *c)
+static void case_walk_check(PhysMem *pm, const Case *c, bool lean)
 {
     Expect e = sdm_expect(c);
-    g_autofree char *what = case_describe(c);
+    g_autofree char *desc = case_describe(c);
+    g_autofree char *what = g_strconcat(lean ? "lean " : "", desc, NULL);
     machine_build(pm, c);
     size_t frames = physmem_frames_used(pm);
     uint64_t pdpte_mem = physmem_read64(pm, pdpte_addr(c->lin));
@@ -279,7 +323,8 @@ static void case_check_on(PhysMem *pm, const Case *c)
 
     PaeWalk w;
     memset(&w, 0xa5, sizeof w);
-    bool ok = pae_walk(&regs, pm, c->lin, c->access, c->cpl, &w);
+    bool ok = lean ? pae_walk_lean(&regs, pm, c->lin, c->access, c->cpl, &w)
+                   : pae_walk(&regs, pm, c->lin, c->access, c->cpl, &w);
 
     CHECK(ok == !e.fault && w.fault == e.fault, "%s: fault=%d, SDM says %d", what,
                   w.fault, e.fault);
@@ -299,6 +344,9 @@ static void case_check_on(PhysMem *pm, const Case *c)
         uint64_t leaf = c->large ? e.pde_after : e.pte_after;
         CHECK(w.dirty == ((leaf & E_D) != 0) && w.global == ((leaf & E_G) != 0),
                       "%s: dirty/global", what);
+        /* What a paging-structure cache keeps: the PDE after the walk. */
+        CHECK(w.pde == e.pde_after && w.pde_pa == pde_addr(c->lin), "%s: pde 0x%016llx",
+              what, (unsigned long long)w.pde);
     }
     /* Memory after the walk: exactly the SDM's A/D changes, nothing else. */
     uint64_t pde_now = physmem_read64(pm, pde_addr(c->lin));
@@ -313,39 +361,16 @@ static void case_check_on(PhysMem *pm, const Case *c)
                   "%s: the PDPT changed (PAE PDPTEs have no A/D bits)", what);
     CHECK(physmem_frames_used(pm) == frames, "%s: the walk allocated memory", what);
 
-    /* Levels, as reported for explanation. */
-    CHECK(w.nlevels == e.nlevels, "%s: %d levels, expected %d", what, w.nlevels,
-                  e.nlevels);
-    CHECK(w.levels[0].level == PAE_LEVEL_PDPTE && w.levels[0].from_register &&
-                  w.levels[0].paddr == pdpte_addr(c->lin) && w.levels[0].before == pdpte_mem &&
-                  w.levels[0].after == pdpte_mem, "%s: PDPTE level", what);
-    if (e.nlevels >= 2)
-        CHECK(w.levels[1].level == PAE_LEVEL_PDE && !w.levels[1].from_register &&
-                      w.levels[1].paddr == pde_addr(c->lin) && w.levels[1].before == c->pde &&
-                      w.levels[1].after == e.pde_after, "%s: PDE level", what);
-    if (e.nlevels == 3)
-        CHECK(w.levels[2].level == PAE_LEVEL_PTE && w.levels[2].paddr == pte_addr(c->lin) &&
-                      w.levels[2].before == c->pte && w.levels[2].after == e.pte_after,
-                      "%s: PTE level", what);
+    /* Levels, as reported for explanation (pae_walk only). */
+    if (!lean)
+        case_check_levels(&w, c, &e, pdpte_mem, what);
+    case_check_refs(&w, c, &e, what);
+}
 
-    /* Memory references: one read per entry fetched from memory (the PDPTE
-     * comes from its register), in walk order; then one locked write per
-     * entry whose A/D bits the walk changed, and no other. */
-    int nreads = e.nlevels - 1;
-    bool pde_w = e.pde_after != c->pde, pte_w = !c->large && e.pte_after != c->pte;
-    CHECK(w.nrefs == nreads + pde_w + pte_w, "%s: %d refs, expected %d", what, w.nrefs,
-                  nreads + pde_w + pte_w);
-    if (nreads >= 1)
-        CHECK(w.refs[0].paddr == pde_addr(c->lin) && !w.refs[0].write, "%s: ref 0", what);
-    if (nreads >= 2)
-        CHECK(w.refs[1].paddr == pte_addr(c->lin) && !w.refs[1].write, "%s: ref 1", what);
-    bool seen_pde_w = false, seen_pte_w = false;
-    for (int i = nreads; i < w.nrefs; i++) {
-        CHECK(w.refs[i].write, "%s: ref %d should be an A/D write", what, i);
-        seen_pde_w |= w.refs[i].paddr == pde_addr(c->lin);
-        seen_pte_w |= !c->large && w.refs[i].paddr == pte_addr(c->lin);
-    }
-    CHECK(seen_pde_w == pde_w && seen_pte_w == pte_w, "%s: A/D write refs", what);
+static void case_check_on(PhysMem *pm, const Case *c)
+{
+    case_walk_check(pm, c, false);
+    case_walk_check(pm, c, true);
 }
 
 static void case_check(const Case *c)
@@ -361,33 +386,42 @@ static const uint32_t matrix_lins[] = {
     0x0804a123, 0x7fe3b5c9, 0xbfffffff, 0xc0345678, 0x00000000, 0xffffffff, 0x40201ffc,
 };
 
-/* Iteration i (0..47) fixes the leaf size, access, CPL, CR0.WP and
- * EFER.NXE; the loop covers P, R/W, U/S and XD of every level (PDPTE: only
- * P exists). Other bits (PCD, PWT, G) are set so that a change to them
- * would show. */
+/* A/D bits the matrix's entries start with: none (the walk sets them),
+ * A only (a write must still set D), or both (a walk that changes nothing:
+ * pae_walk_lean's fast path when the access is permitted). */
+static const uint64_t matrix_ad[] = { 0, E_A, E_A | E_D };
+
+/* Iteration i (0..47) fixes the leaf size, access, user or supervisor,
+ * CR0.WP and EFER.NXE; the loop covers P, R/W, U/S and XD of every level
+ * (PDPTE: only P exists), the A/D bits the entries start with, and CPL 0,
+ * 1 and 2 for supervisor accesses. Other bits (PCD, PWT, G) are set so
+ * that a change to them would show. */
 START_TEST(test_permission_matrix)
 {
     Case c = { .large = _i & 1, .access = (Access)((_i >> 1) % 3) };
     int rest = (_i >> 1) / 3;
-    c.cpl = rest & 1 ? 3 : 0;
+    bool user = rest & 1;
     c.wp = (rest >> 1) & 1;
     c.nxe = (rest >> 2) & 1;
     unsigned npte = c.large ? 1 : 16;
     PhysMem *pm = physmem_new();
-    for (unsigned pdpte_p = 0; pdpte_p < 2; pdpte_p++)
-        for (unsigned pde = 0; pde < 16; pde++)
-            for (unsigned pte = 0; pte < npte; pte++) {
-                c.pdpte_p = pdpte_p;
-                c.lin = matrix_lins[(pdpte_p + pde * 16 + pte) % G_N_ELEMENTS(matrix_lins)];
-                if (c.large) {
-                    c.pde = FRAME_2M | E_PS | E_G | E_PCD | flags_of(pde);
-                    c.pte = 0;
-                } else {
-                    c.pde = PT_BASE | E_PWT | flags_of(pde);
-                    c.pte = FRAME_4K | E_G | E_PCD | E_PWT | flags_of(pte);
+    for (unsigned ad = 0; ad < G_N_ELEMENTS(matrix_ad); ad++)
+        for (unsigned pdpte_p = 0; pdpte_p < 2; pdpte_p++)
+            for (unsigned pde = 0; pde < 16; pde++)
+                for (unsigned pte = 0; pte < npte; pte++) {
+                    c.pdpte_p = pdpte_p;
+                    c.cpl = user ? 3 : (int)((pde + pte + ad) % 3);
+                    c.lin = matrix_lins[(pdpte_p + pde * 16 + pte + ad) %
+                                        G_N_ELEMENTS(matrix_lins)];
+                    if (c.large) {
+                        c.pde = FRAME_2M | E_PS | E_G | E_PCD | flags_of(pde) | matrix_ad[ad];
+                        c.pte = 0;
+                    } else {
+                        c.pde = PT_BASE | E_PWT | flags_of(pde) | matrix_ad[ad];
+                        c.pte = FRAME_4K | E_G | E_PCD | E_PWT | flags_of(pte) | matrix_ad[ad];
+                    }
+                    case_check_on(pm, &c);
                 }
-                case_check_on(pm, &c);
-            }
     physmem_free(pm);
 }
 END_TEST
@@ -715,9 +749,16 @@ START_TEST(test_refs_ad_writes_only_when_bits_change)
         ck_assert_msg(w.nrefs == t[i].nrefs, "row %zu: %d refs", i, w.nrefs);
         ck_assert_uint_eq(physmem_read64(pm, 0x2000), t[i].pde_after);
         ck_assert_uint_eq(physmem_read64(pm, 0x3000), t[i].pte_after);
-        /* Walk again: steady state, reads only. */
+        /* Walk again: steady state, reads only (pae_walk_lean's fast path). */
         ck_assert(pae_walk(&regs, pm, 0x123, t[i].acc, 3, &w));
         ck_assert_int_eq(w.nrefs, 2);
+        ck_assert(pae_walk_lean(&regs, pm, 0x123, t[i].acc, 3, &w));
+        ck_assert_int_eq(w.nrefs, 2);
+        ck_assert(w.refs[0].paddr == 0x2000 && !w.refs[0].write);
+        ck_assert(w.refs[1].paddr == 0x3000 && !w.refs[1].write);
+        ck_assert_uint_eq(w.paddr, 0x4123);
+        ck_assert_uint_eq(physmem_read64(pm, 0x2000), t[i].pde_after);
+        ck_assert_uint_eq(physmem_read64(pm, 0x3000), t[i].pte_after);
         physmem_free(pm);
     }
 }
@@ -745,6 +786,20 @@ START_TEST(test_refs_2m)
     ck_assert_int_eq(w.nrefs, 1);
     ck_assert(!pae_walk(&regs, pm, 0xc0345678, ACCESS_EXEC, 0, &w));
     ck_assert_uint_eq(w.error_code, EC_P | EC_ID);
+    /* The same on pae_walk_lean: A and D now set, a 2 MiB fast path. */
+    ck_assert(pae_walk_lean(&regs, pm, 0xc0345678, ACCESS_WRITE, 0, &w));
+    ck_assert_uint_eq(w.paddr, 0x745678);
+    ck_assert_uint_eq(w.page_size, 0x200000);
+    ck_assert(w.rw && !w.us && w.nx && w.dirty && !w.global);
+    ck_assert(w.pde == 0x80000000006000e3ULL && w.pde_pa == 0x2008);
+    ck_assert_int_eq(w.nrefs, 1);
+    ck_assert(w.refs[0].paddr == 0x2008 && !w.refs[0].write);
+    ck_assert(!pae_walk_lean(&regs, pm, 0xc0345678, ACCESS_EXEC, 0, &w));
+    ck_assert_uint_eq(w.error_code, EC_P | EC_ID);
+    ck_assert(!pae_walk_lean(&regs, pm, 0xc0345678, ACCESS_READ, 3, &w));
+    ck_assert_uint_eq(w.error_code, EC_P | EC_U);
+    ck_assert_int_eq(w.nrefs, 1);
+    ck_assert_uint_eq(physmem_read64(pm, 0x2008), 0x80000000006000e3ULL);
     physmem_free(pm);
 }
 END_TEST
@@ -793,6 +848,64 @@ START_TEST(test_id_bit_only_with_nxe)
 }
 END_TEST
 
+/* A paging structure in a frame never written reads as zeros: not
+ * present. Hand-worked, on both walkers. */
+START_TEST(test_unwritten_table_frames)
+{
+    for (int lean = 0; lean < 2; lean++) {
+        PhysMem *pm = physmem_new();
+        physmem_write64(pm, 0x1000, 0x2001);            /* PD at 0x2000: never written */
+        PaeRegs regs = { .wp = true };
+        ck_assert(pae_load_cr3(&regs, pm, 0x1000, NULL));
+        PaeWalk w;
+        size_t frames = physmem_frames_used(pm);
+        bool ok = lean ? pae_walk_lean(&regs, pm, 0x123, ACCESS_READ, 3, &w)
+                       : pae_walk(&regs, pm, 0x123, ACCESS_READ, 3, &w);
+        ck_assert(!ok && w.fault);
+        ck_assert_uint_eq(w.error_code, EC_U);          /* P=0, user read */
+        ck_assert_uint_eq(w.cr2, 0x123);
+        ck_assert_int_eq(w.nrefs, 1);
+        ck_assert(w.refs[0].paddr == 0x2000 && !w.refs[0].write);
+        ck_assert_uint_eq(physmem_frames_used(pm), frames);
+
+        physmem_write64(pm, 0x2000, 0x3067);            /* PT at 0x3000: never written */
+        frames = physmem_frames_used(pm);
+        ok = lean ? pae_walk_lean(&regs, pm, 0x123, ACCESS_WRITE, 3, &w)
+                  : pae_walk(&regs, pm, 0x123, ACCESS_WRITE, 3, &w);
+        ck_assert(!ok);
+        ck_assert_uint_eq(w.error_code, EC_W | EC_U);
+        ck_assert_int_eq(w.nrefs, 2);
+        ck_assert(w.refs[1].paddr == 0x3000 && !w.refs[1].write);
+        ck_assert_uint_eq(physmem_frames_used(pm), frames);
+        ck_assert_uint_eq(physmem_read64(pm, 0x2000), 0x3067);
+
+        physmem_write64(pm, 0x3000, 0x4067);
+        ok = lean ? pae_walk_lean(&regs, pm, 0x123, ACCESS_WRITE, 3, &w)
+                  : pae_walk(&regs, pm, 0x123, ACCESS_WRITE, 3, &w);
+        ck_assert(ok);
+        ck_assert_uint_eq(w.paddr, 0x4123);
+        ck_assert_int_eq(w.nrefs, 2);
+        physmem_free(pm);
+    }
+    /* A PDPT in a frame never written: four not-present PDPTEs. And one in
+     * the last 32 bytes of a frame. */
+    PhysMem *pm = physmem_new();
+    PaeRegs regs = { 0 };
+    PaeRef refs[4];
+    ck_assert(pae_load_cr3(&regs, pm, 0x5000, refs));
+    ck_assert(regs.pdpte[0] == 0 && regs.pdpte[1] == 0 && regs.pdpte[2] == 0 &&
+              regs.pdpte[3] == 0);
+    ck_assert(refs[0].paddr == 0x5000 && refs[3].paddr == 0x5018 && !refs[3].write);
+    ck_assert_uint_eq(physmem_frames_used(pm), 0);
+    const uint64_t e[4] = { 0x2001, 0x3001, 0, 0x4001 | E_PCD };
+    pdpt_write(pm, 0x6fe0, e);
+    ck_assert(pae_load_cr3(&regs, pm, 0x6fe0, refs));
+    ck_assert(!memcmp(regs.pdpte, e, sizeof e));
+    ck_assert(refs[0].paddr == 0x6fe0 && refs[3].paddr == 0x6ff8);
+    physmem_free(pm);
+}
+END_TEST
+
 START_TEST(test_describe_entry)
 {
     char buf[128];
@@ -837,6 +950,7 @@ static Suite *pae_suite(void)
     tcase_add_test(tc, test_refs_2m);
     tcase_add_test(tc, test_cr2_is_the_linear_address);
     tcase_add_test(tc, test_id_bit_only_with_nxe);
+    tcase_add_test(tc, test_unwritten_table_frames);
     tcase_add_test(tc, test_describe_entry);
     suite_add_tcase(s, tc);
     return s;
