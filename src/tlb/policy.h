@@ -38,7 +38,10 @@ typedef struct TlbPolicy {
     uint64_t *(*stamps)(void *state, uint64_t **clock);
     /* A fill wrote (set, way). */
     void (*insert)(void *state, unsigned set, unsigned way);
-    /* Every way of set is valid: the way to replace. */
+    /* Every way of set is valid: the way to replace. Called only by a
+     * fill, which then inserts (or stamps) exactly that way before the
+     * policy sees anything else; LRU's O(1) order relies on it
+     * (policy_lru.c). */
     unsigned (*victim)(void *state, unsigned set);
     /* Append a canonical encoding of the whole replacement state to out
      * (the user-work fast-forward compares two, src/tlb/tlb_state.h):

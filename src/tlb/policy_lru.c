@@ -4,20 +4,36 @@
  *
  * The victim search: a set of at most LRU_SCAN ways is scanned. A larger
  * one (the P4's 64-way DTLB, where a scan on every miss was most of the
- * simulator's time) keeps a list of its LRU_CAND oldest ways as of its
- * last scan, oldest first, with their stamps then. The oldest way now is
- * the first listed way whose stamp has not changed since: stamps only
- * grow, every way stamped since the scan is newer than every way that was
- * not, and every unlisted way was newer at the scan than every listed one.
- * When every listed way has changed, the set is scanned again. A streaming
- * reference pattern thus pays one scan per LRU_CAND evictions; the victims
- * are exactly those of a full scan (tests/tlb/test_model.c).
+ * simulator's time) keeps an order: a ring of records (way, stamp) in
+ * ascending stamp order, and a watermark W on the clock, such that
  *
- * The scan starts at the way after the last victim. Stamps are unique, so
- * where it starts changes nothing in the list; but under streaming the
- * ways' stamps rise from there (victims go round the set in way order), so
- * each way arrives in order: appended while the list fills, refused at the
- * first compare afterwards, no insertion shifts. */
+ *   (I1) every record's stamp is <= W, and
+ *   (I2) every way whose stamp now is <= W has a record with that stamp
+ *        (a "live" record; a record whose way has been stamped since is
+ *        dead and is skipped).
+ *
+ * A way whose stamp is > W was stamped after W, so it is newer than every
+ * record (I1); by I2 every other way is recorded live. So the first live
+ * record is the oldest way of the set; and if no record is live, every
+ * way has been stamped since W and the order is rebuilt from the stamps
+ * (W = now). Stamps only grow and each tick goes to one way, so hits,
+ * which only stamp (inline, never seen here), keep I1 and I2: the way hit
+ * gets a stamp > W and its record dies.
+ *
+ * Keeping W current, which lets the victim be appended, O(1), instead of
+ * the order being rebuilt once the records run out:
+ *  - tlb_fill stamps the way victim() returns with the very next tick
+ *    (tlb.c; nothing else runs in between). So when W was the clock, the
+ *    victim v is appended as (v, clock + 1) and W = clock + 1: v's stamp
+ *    will be exactly that, and no other way is stamped in between.
+ *  - At the next request, if exactly one tick has passed since W and it
+ *    went to the last recorded way (its stamp is the clock: a hit right
+ *    after the fill, as a load-then-store makes), that record takes the
+ *    new stamp (still the largest) and W moves to the clock.
+ *  Otherwise W stays behind and the records are used up before a rebuild
+ *  (a rebuild per at most `ways` victims, as with any partial order).
+ * A streaming pattern thus never rebuilds; the victims are exactly those of
+ * a full scan in every case (tests/tlb/test_model.c). */
 #include "tlb/policy.h"
 
 #include <stdlib.h>
@@ -26,19 +42,26 @@
 #include "tlb/stamp_rank.h"
 
 #define LRU_SCAN 8
-#define LRU_CAND 32
 
 typedef struct {
-    uint64_t stamp[LRU_CAND];    /* each listed way's stamp at the scan */
-    uint16_t way[LRU_CAND];      /* oldest first */
-    uint8_t n, pos;              /* listed, and the first not yet ruled out */
-    uint16_t start;              /* where the next scan begins */
-} Cand;
+    uint64_t stamp;
+    uint64_t way;
+} Rec;
+
+typedef struct {
+    unsigned head, tail;         /* records [head, tail) of the set's ring,
+                                  * counting on (index & ring_mask) */
+    uint64_t w;                  /* the watermark W */
+} Order;
 
 typedef struct {
     unsigned ways;
+    unsigned ring_mask;          /* ring size - 1: a power of two >= ways */
     uint64_t clock;
-    Cand *cand;                  /* per set when ways > LRU_SCAN, else NULL */
+    Order *ord;                  /* per set when ways > LRU_SCAN, else NULL */
+    Rec *rec;                    /* per set a ring of ring_mask + 1 records */
+    uint16_t *scratch;           /* stamp_rank's buffers for a rebuild */
+    unsigned *bounds;
     uint64_t stamp[];            /* sets * ways */
 } Lru;
 
@@ -47,15 +70,26 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
     (void)seed;
     Lru *s = g_malloc0(sizeof(Lru) + (size_t)sets * ways * sizeof(uint64_t));
     s->ways = ways;
-    if (ways > LRU_SCAN)
-        s->cand = g_new0(Cand, sets);
+    if (ways > LRU_SCAN) {
+        unsigned ring = 1;
+        while (ring < ways)
+            ring *= 2;
+        s->ring_mask = ring - 1;
+        s->ord = g_new0(Order, sets);
+        s->rec = g_new(Rec, (size_t)sets * ring);
+        s->scratch = g_new(uint16_t, 3 * (size_t)ways);
+        s->bounds = g_new(unsigned, ways + 1);
+    }
     return s;
 }
 
 static void lru_destroy(void *state)
 {
     Lru *s = state;
-    g_free(s->cand);
+    g_free(s->ord);
+    g_free(s->rec);
+    g_free(s->scratch);
+    g_free(s->bounds);
     g_free(s);
 }
 
@@ -72,52 +106,84 @@ static uint64_t *lru_stamps(void *state, uint64_t **clock)
     return s->stamp;
 }
 
-/* The LRU_CAND oldest ways of the set, oldest first (the stamps of a full
- * set are unique: every fill and hit takes a new one). */
-static void cand_scan(Cand *c, const uint64_t *st, unsigned ways)
+/* Every way of the set recorded in stamp order, W = the clock: I1 and I2
+ * hold trivially (stamps never exceed the clock). Out of line: rare, and
+ * its registers would otherwise be saved on every request. */
+static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uint64_t *st)
 {
-    unsigned n = 0;
-    for (unsigned k = 0, w = c->start % ways; k < ways; k++, w = w + 1 == ways ? 0 : w + 1) {
-        if (n == LRU_CAND && st[w] >= c->stamp[n - 1])
-            continue;
-        unsigned i = n < LRU_CAND ? n++ : n - 1;
-        while (i > 0 && c->stamp[i - 1] > st[w]) {
-            c->stamp[i] = c->stamp[i - 1];
-            c->way[i] = c->way[i - 1];
-            i--;
+    unsigned n = s->ways;
+    uint16_t *rank = s->scratch;
+    stamp_rank(st, n, rank, rank + n, rank + 2 * n, s->bounds);
+    for (unsigned w = 0; w < n; w++)
+        rec[rank[w]] = (Rec){ st[w], w };
+    o->head = 0;
+    o->tail = n;
+    o->w = s->clock;
+}
+
+static unsigned lru_victim_ordered(Lru *s, unsigned set)
+{
+    const uint64_t *st = &s->stamp[(size_t)set * s->ways];
+    Order *o = &s->ord[set];
+    unsigned mask = s->ring_mask;
+    Rec *rec = &s->rec[(size_t)set * (mask + 1)];
+    uint64_t now = s->clock;
+    /* W > now would mean the last victim was never stamped: a caller
+     * other than tlb_fill, which the append below relies on. */
+    g_assert(o->w <= now);
+    if (now == o->w + 1 && o->head != o->tail) {
+        /* If the one tick since W went to the last recorded way, its
+         * record takes the stamp (the largest, so the order holds); then
+         * every way stamped up to now is recorded live (I2), and every
+         * record is <= now (I1): W = now. */
+        Rec *last = &rec[(o->tail - 1) & mask];
+        if (st[last->way] == now) {
+            last->stamp = now;
+            o->w = now;
         }
-        c->stamp[i] = st[w];
-        c->way[i] = (uint16_t)w;
     }
-    c->n = (uint8_t)n;
-    c->pos = 0;
+    Rec *r;
+    for (;;) {
+        if (G_UNLIKELY(o->head == o->tail)) {
+            order_rebuild(s, o, rec, st);
+            continue;
+        }
+        r = &rec[o->head & mask];
+        if (st[r->way] == r->stamp)
+            break;
+        o->head++;                   /* a dead record */
+    }
+    unsigned v = (unsigned)r->way;
+    /* v's record dies now: tlb_fill stamps v with the next tick. */
+    o->head++;
+    if (o->w == now) {
+        /* Every way is recorded live (W = now), and v's stamp will be
+         * now + 1 with no tick in between: append it, W = now + 1. The
+         * ring has room, v's record having just left it (a way has at
+         * most one record: records are only ever added for a way whose
+         * record was just consumed, or by a rebuild). */
+        rec[o->tail++ & mask] = (Rec){ now + 1, v };
+        o->w = now + 1;
+    }
+    return v;
 }
 
 static unsigned lru_victim(void *state, unsigned set)
 {
     Lru *s = state;
+    if (s->ord)
+        return lru_victim_ordered(s, set);
     const uint64_t *st = &s->stamp[set * s->ways];
-    if (!s->cand) {
-        unsigned v = 0;
-        for (unsigned w = 1; w < s->ways; w++)
-            if (st[w] < st[v])
-                v = w;
-        return v;
-    }
-    Cand *c = &s->cand[set];
-    for (;;) {
-        for (; c->pos < c->n; c->pos++)
-            if (st[c->way[c->pos]] == c->stamp[c->pos]) {
-                c->start = (uint16_t)(c->way[c->pos] + 1);
-                return c->way[c->pos];
-            }
-        cand_scan(c, st, s->ways);
-    }
+    unsigned v = 0;
+    for (unsigned w = 1; w < s->ways; w++)
+        if (st[w] < st[v])
+            v = w;
+    return v;
 }
 
 /* Canonical state (policy.h): per set, each way's rank by (stamp, way),
  * 0 = the victim. Victims depend on nothing else: new stamps are always
- * the newest, and the candidate lists only speed the search up. */
+ * the newest, and the orders of large sets only speed the search up. */
 static void lru_canon(const void *state, unsigned sets, GByteArray *out)
 {
     const Lru *s = state;

@@ -198,6 +198,79 @@ static void run_differential(unsigned entries, unsigned ways, const char *policy
     tlb_free(t);
 }
 
+/* A stream through large LRU sets, the pattern whose victims the LRU
+ * order (policy_lru.c) appends without rebuilding: each step looks up the
+ * next page of a pool three times the array (a miss), fills it and mostly
+ * looks it up once more (a load then a store). Sometimes it looks it up
+ * twice more, looks up an older page, fills a page twice, or flushes one
+ * page or everything: each of these costs the order its watermark at a
+ * different point. Every victim and the counters against the naive model
+ * (the real array must do what a scan of the stamps does). */
+static void run_stream(unsigned entries, unsigned ways, uint64_t seed)
+{
+    Tlb *t = new_tlb(entries, ways, PG_4K2M, "lru", 1);
+    Ref r = { .sets = entries / ways, .ways = ways, .holds = { true, true } };
+    r.e = g_new0(RefEnt, entries);
+    uint64_t rng = seed, dropped = 0;
+    unsigned pool = entries * 3, next = 0;
+    for (int step = 0; step < 6000; step++) {
+        uint64_t x = tlb_splitmix64(&rng);
+        unsigned op = x % 1000;          /* in thousandths */
+        uint32_t lin = (next++ % pool) * 0x1000u;
+        int idx;
+        const TlbEntry *e = NULL;
+        Access a = ACCESS_READ;
+        TlbResult got = tlb_lookup(t, lin, 0, a, 3, &e);
+        ck_assert_int_eq(got == TLB_HIT ? 2 : got == TLB_MISS_DIRTY ? 1 : 0,
+                         ref_lookup(&r, lin, 0, a, &idx));
+        TlbEntry n = ent_4k(lin, 0, false);
+        n.dirty = true;
+        TlbFillInfo gf, wf = ref_fill(&r, &n);
+        tlb_fill(t, &n, a, 3, &gf);
+        ck_assert_uint_eq(gf.way, wf.way);
+        ck_assert_int_eq(gf.evicted, wf.evicted);
+        ck_assert_int_eq(gf.refreshed, wf.refreshed);
+        if (op < 10) {                       /* the same page filled again */
+            wf = ref_fill(&r, &n);
+            tlb_fill(t, &n, a, 3, &gf);
+            ck_assert_uint_eq(gf.way, wf.way);
+            ck_assert_int_eq(gf.refreshed, wf.refreshed);
+        }
+        unsigned again = op < 900 ? 1 : op < 930 ? 2 : op < 960 ? 0 : 1;
+        for (unsigned k = 0; k < again + (op >= 960 && op < 990); k++) {
+            /* op 960..989: then an older page */
+            uint32_t l = k == again ? ((next + pool - 1 - (x >> 8) % entries) % pool) * 0x1000u
+                                    : lin;
+            Access w = ACCESS_WRITE;
+            got = tlb_lookup(t, l, 0, w, 3, &e);
+            ck_assert_int_eq(got == TLB_HIT ? 2 : got == TLB_MISS_DIRTY ? 1 : 0,
+                             ref_lookup(&r, l, 0, w, &idx));
+        }
+        if (op >= 990 && op < 998) {
+            dropped += tlb_invlpg(t, ((x >> 16) % pool) * 0x1000u, 0);
+            ref_flush(&r, 1, ((x >> 16) % pool) * 0x1000u, 0);
+        } else if (op >= 998) {
+            dropped += tlb_flush_all(t);
+            ref_flush(&r, 2, 0, 0);
+        }
+    }
+    const TlbStats *s = tlb_stats(t);
+    uint64_t v;
+    tlb_stats_get(s, "hits", &v); ck_assert_uint_eq(v, r.hits);
+    tlb_stats_get(s, "misses", &v); ck_assert_uint_eq(v, r.misses);
+    ck_assert_uint_eq(s->evictions, r.evictions);
+    ck_assert_uint_eq(dropped, r.dropped);
+    ck_assert_uint_gt(r.evictions, 2000);
+    ck_assert_uint_gt(r.hits, 1000);
+    g_free(r.e);
+    tlb_free(t);
+}
+
+START_TEST(fa64_lru_stream) { run_stream(64, 64, 11); }
+END_TEST
+START_TEST(sa48x12_lru_stream) { run_stream(48, 12, 12); }
+END_TEST
+
 START_TEST(fa64_lru_hashed) { run_differential(64, 64, "lru", 1); }
 END_TEST
 START_TEST(sa64x4_lru_hashed) { run_differential(64, 4, "lru", 2); }
@@ -218,6 +291,8 @@ int main(void)
     Suite *s = suite_create("tlb");
     TCase *tc = tcase_create("model");
     tcase_add_test(tc, fa64_lru_hashed);
+    tcase_add_test(tc, fa64_lru_stream);
+    tcase_add_test(tc, sa48x12_lru_stream);
     tcase_add_test(tc, sa64x4_lru_hashed);
     tcase_add_test(tc, sa8x2_lru_scanned);
     tcase_add_test(tc, sa32x16_lru_hashed_two_sets);
