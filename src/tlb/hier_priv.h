@@ -21,6 +21,10 @@ typedef struct {
     Tlb *small;                  /* 4 KiB pages (and 2 MiB when shared) */
     Tlb *large;                  /* separate 2 MiB array, or NULL */
     Tlb *for_size[TLB_NPAGESIZES]; /* first-level array per page size, or NULL */
+    Tlb *stlb_for_size[TLB_NPAGESIZES]; /* the STLB if it backs this side
+                                  * and holds the size, else NULL */
+    bool only_small;             /* small is the side's one array: no large
+                                  * array, no STLB behind it (the P4) */
 } Side;
 
 struct TlbHierarchy {
@@ -60,6 +64,23 @@ TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
         return e;
     }
     return NULL;
+}
+
+/* tlb_entry_from_walk (hierarchy.h), inline for the MMU's miss path. */
+TLB_HOT void tlb_entry_from_walk_inline(TlbEntry *e, uint32_t lin, const PaeWalk *w,
+                                        uint16_t pcid, bool pge)
+{
+    g_assert(!w->fault);
+    bool big = w->page_size == PAE_PAGE_2M;
+    *e = (TlbEntry){
+        .vpn = lin >> (big ? TLB_SHIFT_2M : TLB_SHIFT_4K),
+        .page_size = (uint8_t)(big ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .pcid = pcid,
+        .frame = w->frame,
+        .rw = w->rw, .us = w->us, .nx = w->nx,
+        .dirty = w->dirty,
+        .global = w->global && pge,
+    };
 }
 
 /* tlb_hier_lookup after tlb_hier_hit_fast returned NULL (hierarchy.c). */

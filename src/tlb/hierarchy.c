@@ -84,6 +84,13 @@ TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
     side_wire(d);
     h->stlb_for[SIDE_DATA] = h->stlb;
     h->stlb_for[SIDE_INSN] = c->stlb_data_only ? NULL : h->stlb;
+    for (unsigned k = 0; k < 2; k++) {
+        Side *sd = &h->side[k];
+        for (unsigned z = 0; z < TLB_NPAGESIZES; z++)
+            if (h->stlb_for[k] && tlb_holds(h->stlb_for[k], (TlbPageSize)z))
+                sd->stlb_for_size[z] = h->stlb_for[k];
+        sd->only_small = sd->small && !sd->large && !h->stlb_for[k];
+    }
     h->stlb_latency = h->stlb ? c->stlb.hit_latency : 0;
     h->pde_entries = c->pde_cache_entries;
     if (h->pde_entries)
@@ -103,27 +110,13 @@ void tlb_hier_free(TlbHierarchy *h)
 
 /* ---- lookup and fill ------------------------------------------------- */
 
-/* Fill one array (if it exists) and add its evictions to the total.
- * Returns the new entry, or NULL without an array. */
-static const TlbEntry *fill_array(TlbHierarchy *h, Tlb *t, const TlbEntry *e,
-                                  Access access, int cpl)
-{
-    if (!t)
-        return NULL;
-    uint64_t ev0 = t->stats.evictions;
-    const TlbEntry *n = tlb_fill(t, e, access, cpl, NULL);
-    /* The array counts exactly the evicted entry and the superseded ones. */
-    h->stats.evictions += t->stats.evictions - ev0;
-    return n;
-}
-
 /* tlb_hier_lookup for everything but a first-level hit on the fast path
  * (tlb_hit_fast changed nothing, so this starts from scratch): the 4 KiB
  * array in full, the large-page array, the STLB, the miss. Out of line so
  * that the hit path needs no register saves for it. */
-TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
-                               int cpl, uint16_t pcid, TlbEntry *out,
-                               unsigned *extra_cycles)
+static G_GNUC_NO_INLINE TlbResult lookup_rest_full(TlbHierarchy *h, uint32_t lin, Access access,
+                                  int cpl, uint16_t pcid, TlbEntry *out,
+                                  unsigned *extra_cycles)
 {
     unsigned side = access == ACCESS_EXEC;
     Side *sd = &h->side[side];
@@ -151,7 +144,9 @@ TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
         r = tlb_lookup_inline(h->stlb_for[side], lin, pcid, access, cpl, &e);
         if (r == TLB_HIT) {
             *out = *e;     /* copy first: the refill may not keep e valid */
-            fill_array(h, sd->for_size[out->page_size], out, access, cpl);
+            Tlb *l1 = sd->for_size[out->page_size];
+            if (l1)
+                tlb_fill_counted(l1, out, access, cpl, NULL, &h->stats.evictions);
             h->stats.hits[access][p]++;
             h->stats.stlb_hits[access][p]++;
             return TLB_HIT_STLB;
@@ -161,6 +156,31 @@ TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
     if (r == TLB_MISS_DIRTY)
         h->stats.dirty_walks[access][p]++;
     return r;
+}
+
+TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
+                               int cpl, uint16_t pcid, TlbEntry *out,
+                               unsigned *extra_cycles)
+{
+    const Side *sd = &h->side[access == ACCESS_EXEC];
+    Tlb *t = sd->small;
+    /* The side's one array, which tlb_hit_fast just found without the
+     * page under this PCID in any size (t->missed, see tlb_lookup_slow):
+     * lookup_rest_full would count the lookup and the miss in the array
+     * and the hierarchy, find no other array to ask, and return TLB_MISS
+     * with no extra cycles, leaving *out alone. Counted here without the
+     * call. */
+    if (sd->only_small &&
+        t->missed == (t->key_base[0] | ((uint64_t)(lin >> t->shifts[0]) << KEY_VPN_SHIFT) | pcid)) {
+        unsigned p = TLB_PRIV(cpl);
+        t->stats.lookups[access][p]++;
+        t->stats.misses[access][p]++;
+        h->stats.lookups[access][p]++;
+        h->stats.misses[access][p]++;
+        *extra_cycles = 0;
+        return TLB_MISS;
+    }
+    return lookup_rest_full(h, lin, access, cpl, pcid, out, extra_cycles);
 }
 
 TlbResult tlb_hier_lookup(TlbHierarchy *h, uint32_t lin, Access access,
@@ -179,13 +199,16 @@ const TlbEntry *tlb_hier_fill(TlbHierarchy *h, Access access, int cpl,
                               const TlbEntry *e)
 {
     g_assert(e->page_size < TLB_NPAGESIZES);
-    unsigned side = access == ACCESS_EXEC;
-    Tlb *stlb = h->stlb_for[side];
+    const Side *sd = &h->side[access == ACCESS_EXEC];
+    Tlb *l1 = sd->for_size[e->page_size], *stlb = sd->stlb_for_size[e->page_size];
     h->stats.fills[access][TLB_PRIV(cpl)]++;
-    const TlbEntry *l1 = fill_array(h, h->side[side].for_size[e->page_size], e, access, cpl);
-    if (stlb && tlb_holds(stlb, (TlbPageSize)e->page_size))
-        fill_array(h, stlb, e, access, cpl);
-    return l1;
+    /* The STLB first: the arrays are independent, and the first-level
+     * fill then ends the function (its entry is the result). */
+    if (stlb)
+        tlb_fill_counted(stlb, e, access, cpl, NULL, &h->stats.evictions);
+    if (!l1)
+        return NULL;
+    return tlb_fill_counted(l1, e, access, cpl, NULL, &h->stats.evictions);
 }
 
 void tlb_hier_bump_gens(TlbHierarchy *h)
@@ -197,17 +220,7 @@ void tlb_hier_bump_gens(TlbHierarchy *h)
 void tlb_entry_from_walk(TlbEntry *e, uint32_t lin, const PaeWalk *w,
                          uint16_t pcid, bool pge)
 {
-    g_assert(!w->fault);
-    TlbPageSize s = w->page_size == PAE_PAGE_2M ? TLB_PAGE_2M : TLB_PAGE_4K;
-    *e = (TlbEntry){
-        .vpn = lin >> tlb_page_shift(s),
-        .page_size = (uint8_t)s,
-        .pcid = pcid,
-        .frame = w->frame,
-        .rw = w->rw, .us = w->us, .nx = w->nx,
-        .dirty = w->dirty,
-        .global = w->global && pge,
-    };
+    tlb_entry_from_walk_inline(e, lin, w, pcid, pge);
 }
 
 /* ---- flushes --------------------------------------------------------- */

@@ -115,21 +115,21 @@ void tlb_free(Tlb *t)
 
 /* ---- hash index ------------------------------------------------------ */
 
-static inline void index_link(Tlb *t, unsigned slot)
+/* Link slot into bucket h (hash_page of its entry's size and VPN). */
+static inline void index_link(Tlb *t, unsigned slot, unsigned h)
 {
-    if (!t->bucket)
-        return;
-    const TlbEntry *e = &t->ent[slot];
-    unsigned h = hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
     t->next[slot] = t->bucket[h];
     t->bucket[h] = (int16_t)slot;
     t->home[slot] = h;
 }
 
+static inline unsigned entry_bucket(const Tlb *t, const TlbEntry *e)
+{
+    return hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
+}
+
 static inline void index_unlink(Tlb *t, unsigned slot)
 {
-    if (!t->bucket)
-        return;
     int16_t *p = &t->bucket[t->home[slot]];
     while (*p != (int16_t)slot) {
         g_assert(*p != NO_SLOT);
@@ -152,7 +152,7 @@ static void index_rebuild(Tlb *t)
         return;
     memset(t->bucket, 0xff, sizeof(int16_t) << (32 - t->hash_shift));
     FOR_EACH_VALID(t, i)
-        index_link(t, i);
+        index_link(t, i, entry_bucket(t, &t->ent[i]));
 }
 
 /* ---- lookup ---------------------------------------------------------- */
@@ -218,13 +218,8 @@ bool tlb_peek(const Tlb *t, uint32_t lin, uint16_t pcid, TlbEntry *out,
 
 /* ---- fill ------------------------------------------------------------ */
 
-/* The valid bitmap and per-set counts follow the tags' V bits. */
-static inline void mark_valid(Tlb *t, unsigned slot)
-{
-    t->vbits[slot / 64] |= 1ULL << (slot % 64);
-    t->set_valid[t->ent[slot].vpn & t->set_mask]++;
-}
-
+/* The valid bitmap and per-set counts follow the tags' V bits (a fill
+ * sets both inline). */
 static inline void mark_invalid(Tlb *t, unsigned slot)
 {
     t->vbits[slot / 64] &= ~(1ULL << (slot % 64));
@@ -235,7 +230,8 @@ static void invalidate_slot(Tlb *t, unsigned slot)
 {
     g_assert(t->tag[slot].key & KEY_VALID);
     t->sgen[slot]++;
-    index_unlink(t, slot);
+    if (t->bucket)
+        index_unlink(t, slot);
     mark_invalid(t, slot);
     t->tag[slot] = (Tag){ 0, MASK_FULL };
     t->nvalid--;
@@ -272,9 +268,8 @@ static bool duplicates(const Tlb *t, unsigned slot, uint64_t key, bool global)
 /* take_duplicates through the hash index: every entry of the same page is
  * on the chain of (size, vpn), and in the new entry's set. */
 static int take_duplicates_hashed(Tlb *t, const TlbEntry *e, uint64_t key,
-                                  unsigned *extra)
+                                  unsigned h, unsigned *extra)
 {
-    unsigned h = hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
     int first = NO_SLOT;
     for (int s = t->bucket[h]; s != NO_SLOT; s = t->next[s])
         if (duplicates(t, (unsigned)s, key, e->global) && (first == NO_SLOT || s < first))
@@ -294,12 +289,14 @@ static int take_duplicates_hashed(Tlb *t, const TlbEntry *e, uint64_t key,
 
 /* Find the first duplicate of the new entry in its set and invalidate any
  * further ones (only possible after page tables changed a G bit). Returns
- * the slot to refresh or NO_SLOT; *extra counts the entries removed. */
-static int take_duplicates(Tlb *t, unsigned base, const TlbEntry *e,
-                           uint64_t key, unsigned *extra)
+ * the slot to refresh or NO_SLOT; *extra counts the entries removed. Out
+ * of line: most fills skip it (tlb_fill_counted), and inlined it would
+ * cost them register saves. */
+static G_GNUC_NO_INLINE int take_duplicates(Tlb *t, unsigned base, const TlbEntry *e,
+                           uint64_t key, unsigned h, unsigned *extra)
 {
     if (t->bucket)
-        return take_duplicates_hashed(t, e, key, extra);
+        return take_duplicates_hashed(t, e, key, h, extra);
     bool global = e->global;
     int first = NO_SLOT;
     for (unsigned w = 0; w < t->ways; w++) {
@@ -315,58 +312,93 @@ static int take_duplicates(Tlb *t, unsigned base, const TlbEntry *e,
     return first;
 }
 
-const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
-              TlbFillInfo *info)
+/* tlb_fill; the array's evictions are also added to *also (the
+ * hierarchy's count), so that tlb_hier_fill need not compare counts
+ * around the call. */
+const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                                 TlbFillInfo *info, uint64_t *also)
 {
+    /* Caller bugs at the API boundary: a PCID that would spill into the
+     * key, a page size the array does not hold, a VPN past 4 GiB. */
+    unsigned size = e->page_size;
     g_assert(e->pcid <= TLB_PCID_MAX);
-    g_assert(t->sizes[0] == e->page_size ||
-             (t->nsizes > 1 && t->sizes[1] == e->page_size));
-    uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
-    t->missed = 0;                   /* the page may now be here */
-    g_assert(e->vpn < (1u << (32 - tlb_page_shift((TlbPageSize)e->page_size))));
+    g_assert(t->sizes[0] == size || (t->nsizes > 1 && t->sizes[1] == size));
+    g_assert(e->vpn <= (UINT32_MAX >> tlb_page_shift((TlbPageSize)size)));
+    uint64_t key = make_key(size, e->vpn, e->pcid);
     unsigned set = e->vpn & t->set_mask;
     unsigned base = set * t->ways;
+    unsigned h = t->bucket ? hash_page(t, (uint32_t)size << 30, e->vpn) : 0;
     unsigned extra = 0;
-    TlbFillInfo fi = { .set = set };
+    int slot = NO_SLOT;
+    bool refreshed = false, evicted = false;
+    TlbEntry old;
 
-    int slot = take_duplicates(t, base, e, key, &extra);
-    if (slot != NO_SLOT) {
-        fi.refreshed = true;
+    /* No duplicate can exist when the entry is not global and its key is
+     * t->missed: tlb_hit_fast set missed after probing every size of the
+     * array for this page under this PCID and finding no slot that
+     * answers it, and any duplicate of a non-global entry (same page, and
+     * the same PCID or itself global) answers that probe under its mask.
+     * Since then nothing added an entry: every fill clears missed (below),
+     * and flushes, invalidations and tlb_hier_bump_gens only remove or
+     * leave entries. A global entry can duplicate entries of other PCIDs,
+     * which that probe did not look for: it always searches. */
+    if (key != t->missed || e->global)
+        slot = take_duplicates(t, base, e, key, h, &extra);
+    t->missed = 0;                   /* the page may now be here */
+    if (G_UNLIKELY(slot != NO_SLOT)) {
+        refreshed = true;
         invalidate_slot(t, (unsigned)slot);
     } else {
         if (t->set_valid[set] < t->ways)
             slot = first_invalid(t, base);
         if (slot == NO_SLOT) {
+            /* The policy's answer is stamped (or inserted) below before
+             * anything else reaches the policy (policy.h victim). */
             unsigned v = t->policy->victim(t->pstate, set);
             g_assert(v < t->ways);
             slot = (int)(base + v);
-            fi.evicted = true;
+            evicted = true;
             if (info)
-                fi.old = t->ent[slot];
+                old = t->ent[slot];
             /* The slot stays valid in the same set: only the index moves
              * (the tag and entry are overwritten below). */
-            index_unlink(t, (unsigned)slot);
+            if (t->bucket)
+                index_unlink(t, (unsigned)slot);
         }
     }
-    fi.way = (unsigned)slot - base;
-    fi.superseded = extra;
     t->sgen[slot]++;
     t->ent[slot] = *e;
     t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
-    if (!fi.evicted) {
+    if (!evicted) {
         t->nvalid++;
-        mark_valid(t, (unsigned)slot);
+        t->vbits[(unsigned)slot / 64] |= 1ULL << ((unsigned)slot % 64);
+        t->set_valid[set]++;
     }
-    index_link(t, (unsigned)slot);
+    if (t->bucket)
+        index_link(t, (unsigned)slot, h);
+    unsigned way = (unsigned)slot - base;
     if (t->stamps)
         t->stamps[slot] = ++*t->clock;
     else
-        t->policy->insert(t->pstate, set, fi.way);
+        t->policy->insert(t->pstate, set, way);
     t->stats.fills[access][TLB_PRIV(cpl)]++;
-    t->stats.evictions += extra + (fi.evicted ? 1 : 0);
-    if (info)
-        *info = fi;
+    unsigned ev = extra + evicted;
+    t->stats.evictions += ev;
+    *also += ev;
+    if (info) {
+        *info = (TlbFillInfo){ .set = set, .way = way, .evicted = evicted,
+                               .refreshed = refreshed, .superseded = extra };
+        if (evicted)
+            info->old = old;
+    }
     return &t->ent[slot];
+}
+
+const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                         TlbFillInfo *info)
+{
+    uint64_t ignored = 0;
+    return tlb_fill_counted(t, e, access, cpl, info, &ignored);
 }
 
 /* ---- flushes --------------------------------------------------------- */

@@ -179,6 +179,11 @@ TLB_HOT int probe_hinted(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid, 
 TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out);
 
+/* tlb_fill, also adding the evictions it counts to *also (the
+ * hierarchy's count) (tlb.c). */
+const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                                 TlbFillInfo *info, uint64_t *also);
+
 /* Move every slot's generation on (tlb.c; see Tlb.sgen). */
 void tlb_bump_gens(Tlb *t);
 
