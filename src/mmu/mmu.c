@@ -272,7 +272,7 @@ static bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
     }
     if (w.page_size == PAE_PAGE_4K && !pde_cached)
         tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
-    tlb_entry_from_walk(e, lin, &w, m->pcid, (m->cr4 & CR4_PGE) != 0);
+    tlb_entry_from_walk_inline(e, lin, &w, m->pcid, (m->cr4 & CR4_PGE) != 0);
     *l1 = tlb_hier_fill(m->tlb, access, cpl, e);
     return true;
 }
