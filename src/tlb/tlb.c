@@ -224,6 +224,7 @@ static inline void mark_invalid(Tlb *t, unsigned slot)
 {
     t->vbits[slot / 64] &= ~(1ULL << (slot % 64));
     t->set_valid[t->ent[slot].vpn & t->set_mask]--;
+    t->nlarge -= t->ent[slot].page_size != t->sizes[0];
 }
 
 static void invalidate_slot(Tlb *t, unsigned slot)
@@ -367,6 +368,9 @@ const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int c
         }
     }
     t->sgen[slot]++;
+    if (evicted)
+        t->nlarge -= t->ent[slot].page_size != t->sizes[0];
+    t->nlarge += e->page_size != t->sizes[0];
     t->ent[slot] = *e;
     t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
     if (!evicted) {
@@ -461,6 +465,7 @@ unsigned tlb_flush_all(Tlb *t)
     memset(t->vbits, 0, sizeof(uint64_t) * ((t->geom.entries + 63) / 64));
     memset(t->set_valid, 0, sizeof(uint16_t) * t->sets);
     t->nvalid = 0;
+    t->nlarge = 0;
     index_rebuild(t);
     count_flush(t, TLB_FLUSH_PGE, n);
     return n;

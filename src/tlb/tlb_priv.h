@@ -58,6 +58,9 @@ struct Tlb {
     int16_t *next;
     uint32_t *home;              /* per slot: the bucket it is linked in */
     unsigned hash_shift;
+    unsigned nlarge;             /* valid entries of the second page size
+                                  * (sizes[1]): none, and its probe cannot
+                                  * match, so the hit path skips it */
     int hint;                    /* slot of the last fast hit (any slot: a
                                   * stale one simply fails to match) */
     uint64_t missed;             /* probe key (first size) that tlb_hit_fast
@@ -221,7 +224,7 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
     /* An array holding both page sizes (the P4's DTLB) serves the kernel's
      * 2 MiB direct map from here too: the second size, after the first
      * missed, in tlb_lookup_slow's order. */
-    if (s == NO_SLOT && t->nsizes > 1)
+    if (s == NO_SLOT && t->nsizes > 1 && t->nlarge)
         s = probe_hinted(t, 1, lin, pcid, &key1);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
