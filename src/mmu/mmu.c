@@ -221,14 +221,14 @@ static void memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEnt
 {
     unsigned side = access == ACCESS_EXEC;
     Tlb *t = m->tlb->side[side].small;
-    MmuMemo *mm = mmu_memo_at(m, lin, access);
     /* Only where tlb_hier_hit_fast would find it and take the hit inline. */
-    if (m->no_memo || !t || !t->hit_inline || e < t->ent || e >= t->ent + t->geom.entries)
+    if (m->no_memo || !t || !t->hit_inline)
+        return;
+    size_t slot = (size_t)(e - t->ent);
+    if (slot >= t->geom.entries)
         return;
     uint64_t pa = tlb_entry_paddr(e, lin) & PAGE_MASK;
-    if (!host)
-        host = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
-    if (!host)
+    if (!host && !(host = (uint8_t *)physmem_frame_peek_inline(m->pm, pa)))
         return;
     /* mmu_rights_ok for each access the side makes, and for a write the
      * dirty bit tlb_hit_fast requires. */
@@ -237,11 +237,16 @@ static void memo_make(Mmu *m, uint32_t lin, Access access, int cpl, const TlbEnt
                        : (unsigned)any << ACCESS_READ |
                          (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
                              << ACCESS_WRITE;
-    int slot = (int)(e - t->ent);
-    *mm = (MmuMemo){ .page = lin & ~(uint32_t)(PAGE_SIZE - 1), .cpl = cpl,
-                     .sgen = t->sgen[slot], .ok = (uint8_t)ok, .slot = slot,
-                     .gen = &t->sgen[slot], .t = t,
-                     .pa = pa, .host = host };
+    MmuMemo *mm = mmu_memo_at(m, lin, access);
+    mm->page = lin & ~(uint32_t)(PAGE_SIZE - 1);
+    mm->cpl = cpl;
+    mm->sgen = t->sgen[slot];
+    mm->ok = (uint8_t)ok;
+    mm->slot = (int)slot;
+    mm->gen = &t->sgen[slot];
+    mm->t = t;
+    mm->pa = pa;
+    mm->host = host;
 }
 
 /* A TLB miss: walk, time the walk's references, fill. *l1: the filled
