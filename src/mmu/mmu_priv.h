@@ -3,12 +3,13 @@
  * goes through it, and mmu.c. Everyone else uses mmu.h.
  *
  * mmu_access_fast(m, lin, access, cpl, f) is mmu_access (mmu.h) with the
- * commonest case decided without a call: paging on, a hit in the side's
- * first-level 4 KiB array needing no dirty walk, rights that allow the
- * access, and a frame that exists. It counts and charges exactly what
- * mmu_access would (the TLB's and MMU's statistics, the cache reference);
- * in every other case it calls the out-of-line code, which starts from
- * where the inline part stopped so nothing is counted twice. */
+ * commonest case decided without a call: a memo (below) answers the page,
+ * and the cache reference hits the MRU way of its L1 set. It counts and
+ * charges exactly what mmu_access would (the TLB's and MMU's statistics,
+ * the cache reference). Anything else goes to mmu_access_nomemo (mmu.c):
+ * the TLB's own hit path, then the miss path (lookup, walk, fill), and a
+ * new memo for the page. mmu_translate_fast is the same without the cache
+ * reference and the host pointer. */
 #ifndef VMSPLIT_MMU_MMU_PRIV_H
 #define VMSPLIT_MMU_MMU_PRIV_H
 
