@@ -62,11 +62,13 @@ struct UserWorkScratch {
     bool ckpt_valid[MAX_PARTS];
     Learned learned[MAX_LEARNED];
     uint64_t clock;              /* ages the learned cycles */
+    MmuStateSpans *spans;        /* of the current boundary (reset at each) */
 };
 
 UserWorkScratch *userwork_scratch_new(void)
 {
     UserWorkScratch *s = g_new0(UserWorkScratch, 1);
+    s->spans = mmu_state_spans_new();
     for (unsigned i = 0; i < MAX_PARTS; i++) {
         s->cur[i] = g_byte_array_new();
         s->ckpt[i] = g_byte_array_new();
@@ -86,6 +88,7 @@ void userwork_scratch_free(UserWorkScratch *s)
         for (unsigned k = 0; k < MAX_LEARNED; k++)
             g_byte_array_unref(s->learned[k].part[i]);
     }
+    mmu_state_spans_free(s->spans);
     g_free(s);
 }
 
@@ -155,7 +158,7 @@ static const GByteArray *part(const UserWork *w, uint64_t P, unsigned i)
     }
     MmuRange r[2];
     loop_ranges(w, P, r);
-    mmu_state_append_part(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), s->cur[i]);
+    mmu_state_append_part(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), s->spans, s->cur[i]);
     return s->cur[i];
 }
 
@@ -168,6 +171,7 @@ static bool same_bytes(const GByteArray *a, const GByteArray *b)
  * it moved must be read again. */
 static void boundary(const UserWork *w, const Counters *d)
 {
+    mmu_state_spans_reset(w->scratch->spans);
     for (unsigned i = 0; i < nparts(w); i++)
         if (moved(w, i, d))
             w->scratch->cur_valid[i] = false;
@@ -229,7 +233,8 @@ static bool learned_match(const UserWork *w, uint64_t P, const Learned *l)
         if (same_bytes(now, l->part[i]))
             continue;
         if (i == 0 || !mmu_state_part_equivalent(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r),
-                                                 &words, &l->d.mem, l->part[i], now))
+                                                 &words, &l->d.mem, w->scratch->spans,
+                                                 l->part[i], now))
             return false;
     }
     return true;
@@ -264,19 +269,35 @@ static void learned_store(const UserWork *w, uint64_t P, uint32_t cr3, uint64_t 
     }
 }
 
+/* The host memory of the frame last written through (page 1: none). */
+typedef struct {
+    uint32_t page;
+    uint8_t *host;
+} HostPage;
+
 /* Add add to the 32-bit word at lin in physical memory, with no modelled
  * reference; returns the new value. The loop has already touched the word
- * (so it is mapped and its frames exist). */
-static uint32_t word_add(Mmu *mmu, MmuPeekCache *pc, uint32_t lin, uint32_t add)
+ * (so it is mapped and its frames exist). A word within one page goes
+ * through the host pointer of its frame, fetched once per page
+ * (physmem_frame_get, as physmem_write32 would: frames are never freed,
+ * and the page tables do not change while skip_memory runs). */
+static uint32_t word_add(Mmu *mmu, MmuPeekCache *pc, HostPage *hp, uint32_t lin, uint32_t add)
 {
     PhysMem *pm = mmu_physmem(mmu);
     uint64_t pa[4];
     uint8_t b[4];
-    if ((lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - 4) {      /* in one page: one 32-bit value */
-        bool ok = mmu_state_peek_cached(mmu, lin, pc, &pa[0]);
-        g_assert(ok);
-        uint32_t v = physmem_read32(pm, pa[0]) + add;
-        physmem_write32(pm, pa[0], v);
+    uint32_t off = lin & (PAGE_SIZE - 1);
+    if (off <= PAGE_SIZE - 4) {                          /* in one page: one 32-bit value */
+        uint32_t page = lin - off, v;
+        if (page != hp->page) {
+            bool ok = mmu_state_peek_cached(mmu, lin, pc, &pa[0]);
+            g_assert(ok);
+            hp->host = physmem_frame_get(pm, pa[0] - off);
+            hp->page = page;
+        }
+        memcpy(&v, hp->host + off, sizeof v);
+        v += add;
+        memcpy(hp->host + off, &v, sizeof v);
         return v;
     }
     for (unsigned k = 0; k < 4; k++) {
@@ -299,9 +320,10 @@ static uint32_t skip_memory(const UserWork *w, uint64_t P, uint64_t M, uint64_t 
     uint64_t tri = M % 2 ? M * ((M - 1) / 2) : (M / 2) * (M - 1);
     uint32_t last = 0;
     MmuPeekCache pc = MMU_PEEK_CACHE_INIT;
+    HostPage hp = { 1, NULL };
     for (uint64_t j = 0; j < P; j++) {
         uint32_t add = (uint32_t)(M * (R - j) - P * tri);
-        last = word_add(mmu, &pc, w->va + (uint32_t)(j * w->stride), add);
+        last = word_add(mmu, &pc, &hp, w->va + (uint32_t)(j * w->stride), add);
     }
     return last;
 }
@@ -355,6 +377,7 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
     UserWorkScratch *s = w->scratch;
     memset(s->cur_valid, 0, sizeof s->cur_valid);
     memset(s->ckpt_valid, 0, sizeof s->ckpt_valid);
+    mmu_state_spans_reset(s->spans);       /* a new state, new ranges */
     const uint32_t cr3 = mmu_cr3(cpu_mmu(cpu));
     const uint64_t P = period_of(w->bytes, w->stride);
     Learned *l = learned_find(w, cr3);

@@ -7,6 +7,29 @@
 
 #include "mmu/cache_priv.h"
 
+unsigned cache_state_min_line_shift(const CacheHier *c)
+{
+    unsigned shift = 63;
+    for (unsigned l = 0; l < c->nlevels; l++)
+        shift = MIN(shift, c->lv[l].line_shift);
+    return shift;
+}
+
+/* Set bits a..b (inclusive) of the bitmap. */
+static void seen_mark(uint64_t *seen, uint64_t a, uint64_t b)
+{
+    uint64_t wa = a / 64, wb = b / 64;
+    uint64_t ma = ~0ull << (a % 64), mb = ~0ull >> (63 - b % 64);
+    if (wa == wb) {
+        seen[wa] |= ma & mb;
+        return;
+    }
+    seen[wa] |= ma;
+    for (uint64_t k = wa + 1; k < wb; k++)
+        seen[k] = ~0ull;
+    seen[wb] |= mb;
+}
+
 void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
                              size_t nspans, GByteArray *out)
 {
@@ -19,9 +42,17 @@ void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan
             continue;
         uint64_t first = spans[i].pa >> L->line_shift;
         uint64_t last = (spans[i].pa + spans[i].len - 1) >> L->line_shift;
-        for (uint64_t line = first; line <= last && line - first <= L->set_mask; line++) {
-            uint64_t set = line & L->set_mask;
-            seen[set / 64] |= 1ull << (set % 64);
+        if (last - first >= L->set_mask) {  /* every set */
+            seen_mark(seen, 0, L->set_mask);
+            continue;
+        }
+        /* Consecutive lines map to consecutive sets, wrapping once at most. */
+        uint64_t a = first & L->set_mask, b = last & L->set_mask;
+        if (a <= b)
+            seen_mark(seen, a, b);
+        else {
+            seen_mark(seen, a, L->set_mask);
+            seen_mark(seen, 0, b);
         }
     }
     /* Each set seen, in set order: its number, then its tags (MRU first).

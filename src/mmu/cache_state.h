@@ -23,6 +23,10 @@ typedef struct {
  * give such work the same outcomes and leave the other sets alone. */
 void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
                              size_t nspans, GByteArray *out);
+/* The smallest line of any level, as a shift (63 with no level): a gap
+ * between spans shorter than that line holds no line of its own. */
+unsigned cache_state_min_line_shift(const CacheHier *c);
+
 /* Whether the sets now (appended as above for the same spans) may stand
  * for the sets start where a loop is concerned: start is the level at the
  * start of a cycle of the loop (a block of its work returns every part of

@@ -82,37 +82,121 @@ static void append_paging(const Mmu *m, const MmuRange *ranges, size_t nranges,
     }
 }
 
+/* A list of physical spans being built. Only the union of their bytes
+ * matters to its readers (cache_state_append_sets marks the sets of their
+ * lines, cache_state_sets_equivalent merges their lines into runs), so a
+ * span that starts inside or right after the one before of its kind is
+ * merged into it: the union, hence every line and set, is unchanged. The
+ * kinds (PDE, PTE, frame) are kept apart so that each merges with its own
+ * neighbour: consecutive pages share a PDE and have adjacent PTEs. */
+typedef struct {
+    CacheSpan *v;
+    size_t n, cap;
+    uint64_t gap;                /* a gap up to this merges too (word_spans) */
+    size_t last[3];              /* per kind the index of its last span, or SIZE_MAX */
+} SpanList;
+
+static void spans_init(SpanList *l, size_t cap)
+{
+    l->v = g_new(CacheSpan, cap);
+    l->n = 0;
+    l->cap = cap;
+    l->gap = 0;
+    l->last[0] = l->last[1] = l->last[2] = SIZE_MAX;
+}
+
+static inline void spans_add(SpanList *l, unsigned kind, uint64_t pa, uint64_t len)
+{
+    if (!len)
+        return;
+    size_t i = l->last[kind];
+    if (i != SIZE_MAX && pa >= l->v[i].pa && pa <= l->v[i].pa + l->v[i].len + l->gap) {
+        l->v[i].len = MAX(l->v[i].len, pa + len - l->v[i].pa);
+        return;
+    }
+    if (l->n == l->cap) {
+        l->cap *= 2;
+        l->v = g_renew(CacheSpan, l->v, l->cap);
+    }
+    l->v[l->n] = (CacheSpan){ pa, len };
+    l->last[kind] = l->n++;
+}
+
 /* What the references to the ranges can touch in the caches: each page's
  * frame (4 KiB of it under a 2 MiB page) and its PDE and PTE, which a walk
- * reads and sets A/D bits in. */
-static GArray *cache_spans(const Mmu *m, const MmuRange *ranges, size_t nranges)
+ * reads and sets A/D bits in. (Zero-length spans, an absent PTE, were
+ * always skipped by the readers; they are not added.) */
+static void cache_spans(const Mmu *m, const MmuRange *ranges, size_t nranges, SpanList *l)
 {
-    GArray *spans = g_array_new(FALSE, FALSE, sizeof(CacheSpan));
+    spans_init(l, 16);
     for (size_t i = 0; i < nranges; i++) {
         uint64_t hi = ranges[i].hi ? ranges[i].hi : 1ULL << 32;
         for (uint64_t p = ranges[i].lo & ~(uint64_t)(PAGE_SIZE - 1); p < hi; p += PAGE_SIZE) {
-            uint64_t pa;
-            if (m->paging) {
-                uint64_t e[4];
-                paging_entries(m, (uint32_t)p, e);
-                CacheSpan ent[2] = { { e[0], 8 }, { e[2], e[2] ? 8 : 0 } };
-                g_array_append_vals(spans, ent, 2);
+            if (!m->paging) {
+                spans_add(l, 2, p, PAGE_SIZE);
+                continue;
             }
-            if (mmu_state_peek(m, (uint32_t)p, &pa)) {
-                CacheSpan f = { pa, PAGE_SIZE };
-                g_array_append_val(spans, f);
-            }
+            uint64_t e[4];
+            paging_entries(m, (uint32_t)p, e);
+            spans_add(l, 0, e[0], 8);
+            spans_add(l, 1, e[2], e[2] ? 8 : 0);
+            /* mmu_state_peek's translation, from the same entries. */
+            if ((e[1] & (PAE_P | PAE_PS)) == (PAE_P | PAE_PS))
+                spans_add(l, 2, (e[1] & PAE_ADDR_2M) | (p & (PAE_PAGE_2M - 1)), PAGE_SIZE);
+            else if (e[3] & PAE_P)
+                spans_add(l, 2, e[3] & PAE_ADDR_4K, PAGE_SIZE);
         }
     }
-    return spans;
+}
+
+struct MmuStateSpans {
+    SpanList pages, words;       /* cache_spans, word_spans */
+    bool pages_valid, words_valid, words_mapped;
+};
+
+MmuStateSpans *mmu_state_spans_new(void)
+{
+    return g_new0(MmuStateSpans, 1);
+}
+
+void mmu_state_spans_free(MmuStateSpans *sc)
+{
+    if (!sc)
+        return;
+    g_free(sc->pages.v);
+    g_free(sc->words.v);
+    g_free(sc);
+}
+
+void mmu_state_spans_reset(MmuStateSpans *sc)
+{
+    if (sc)
+        sc->pages_valid = sc->words_valid = false;
+}
+
+/* cache_spans, from sc if it holds them. */
+static const SpanList *pages_spans(const Mmu *m, const MmuRange *ranges, size_t nranges,
+                                   MmuStateSpans *sc, SpanList *own)
+{
+    if (!sc) {
+        cache_spans(m, ranges, nranges, own);
+        return own;
+    }
+    if (!sc->pages_valid) {
+        g_free(sc->pages.v);
+        cache_spans(m, ranges, nranges, &sc->pages);
+        sc->pages_valid = true;
+    }
+    return &sc->pages;
 }
 
 static void append_cache_sets(const Mmu *m, unsigned level, const MmuRange *ranges,
-                              size_t nranges, GByteArray *out)
+                              size_t nranges, MmuStateSpans *sc, GByteArray *out)
 {
-    GArray *spans = cache_spans(m, ranges, nranges);
-    cache_state_append_sets(m->cache, level, (const CacheSpan *)spans->data, spans->len, out);
-    g_array_free(spans, TRUE);
+    SpanList own = { 0 };
+    const SpanList *l = pages_spans(m, ranges, nranges, sc, &own);
+    cache_state_append_sets(m->cache, level, l->v, l->n, out);
+    g_free(own.v);
 }
 
 unsigned mmu_state_nparts(const Mmu *m)
@@ -121,7 +205,7 @@ unsigned mmu_state_nparts(const Mmu *m)
 }
 
 void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
-                           size_t nranges, GByteArray *out)
+                           size_t nranges, MmuStateSpans *sc, GByteArray *out)
 {
     unsigned nt = tlb_state_nparts(m->tlb);
     g_assert(part < mmu_state_nparts(m));
@@ -130,7 +214,7 @@ void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
     else if (part <= nt)
         tlb_state_append_part(m->tlb, part - 1, out);
     else
-        append_cache_sets(m, part - 1 - nt, ranges, nranges, out);
+        append_cache_sets(m, part - 1 - nt, ranges, nranges, sc, out);
 }
 
 bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)
@@ -145,37 +229,53 @@ bool mmu_state_part_moved(const Mmu *m, unsigned part, const MmuStatsAll *d)
 }
 
 /* The physical bytes of the words (a word across a page boundary in two
- * pieces); NULL if one is not mapped. */
-static GArray *word_spans(const Mmu *m, const MmuWords *w)
+ * pieces), merged as SpanList does; false if one is not mapped. Each
+ * page is translated once, and its words are added as one span where
+ * they would merge into one anyway. */
+static bool word_spans(const Mmu *m, const MmuWords *w, SpanList *l)
 {
-    GArray *spans = g_array_sized_new(FALSE, FALSE, sizeof(CacheSpan), (guint)w->n);
-    MmuPeekCache pc = MMU_PEEK_CACHE_INIT;
-    for (uint64_t k = 0; k < w->n; k++) {
+    spans_init(l, (size_t)MIN(w->n, 4096) + 1);
+    /* Words a stride apart merge across a gap shorter than every level's
+     * line, which leaves each level's set of lines as it was: a byte of
+     * such a gap [e, s) whose line were neither that of byte e - 1 (the
+     * span before) nor that of byte s (the span after) would have its
+     * whole line inside the gap, which is shorter than a line. */
+    l->gap = ((uint64_t)1 << cache_state_min_line_shift(m->cache)) - 1;
+    uint64_t k = 0;
+    while (k < w->n) {
         uint32_t lin = w->va + (uint32_t)(k * w->stride);
-        uint32_t in_page = PAGE_SIZE - (lin & (PAGE_SIZE - 1));
-        uint32_t first = in_page < 4 ? in_page : 4;
+        uint32_t off = lin & (PAGE_SIZE - 1);
         uint64_t pa;
-        if (!mmu_state_peek_cached(m, lin, &pc, &pa)) {
-            g_array_free(spans, TRUE);
-            return NULL;
+        if (off > PAGE_SIZE - 4) {               /* across a page boundary */
+            uint32_t first = PAGE_SIZE - off;
+            if (!mmu_state_peek(m, lin, &pa))
+                return false;
+            spans_add(l, 2, pa, first);
+            if (!mmu_state_peek(m, lin + first, &pa))
+                return false;
+            spans_add(l, 2, pa, 4 - first);
+            k++;
+            continue;
         }
-        CacheSpan s = { pa, first };
-        g_array_append_val(spans, s);
-        if (first < 4) {
-            if (!mmu_state_peek_cached(m, lin + first, &pc, &pa)) {
-                g_array_free(spans, TRUE);
-                return NULL;
-            }
-            s = (CacheSpan){ pa, 4 - first };
-            g_array_append_val(spans, s);
-        }
+        if (!mmu_state_peek(m, lin, &pa))
+            return false;
+        /* Words k .. k + c - 1 lie whole in this page. */
+        uint64_t c = w->stride ? (PAGE_SIZE - 4 - off) / w->stride + 1 : w->n - k;
+        c = MIN(c, w->n - k);
+        if (w->stride <= 4 + l->gap)            /* each merges with the one before */
+            spans_add(l, 2, pa, (c - 1) * w->stride + 4);
+        else
+            for (uint64_t j = 0; j < c; j++)
+                spans_add(l, 2, pa + j * w->stride, 4);
+        k += c;
     }
-    return spans;
+    return true;
 }
 
 bool mmu_state_part_equivalent(const Mmu *m, unsigned part, const MmuRange *ranges,
                                size_t nranges, const MmuWords *words, const MmuStatsAll *d,
-                               const GByteArray *start, const GByteArray *now)
+                               MmuStateSpans *sc, const GByteArray *start,
+                               const GByteArray *now)
 {
     unsigned nt = tlb_state_nparts(m->tlb);
     g_assert(part < mmu_state_nparts(m));
@@ -193,13 +293,26 @@ bool mmu_state_part_equivalent(const Mmu *m, unsigned part, const MmuRange *rang
         g_free(spans);
         return ok;
     }
-    GArray *spans = d->mmu.walks ? cache_spans(m, ranges, nranges) : word_spans(m, words);
-    if (!spans)
-        return false;
-    bool ok = cache_state_sets_equivalent(m->cache, part - 1 - nt,
-                                          (const CacheSpan *)spans->data, spans->len,
-                                          &d->cache, start, now);
-    g_array_free(spans, TRUE);
+    SpanList own = { 0 };
+    const SpanList *l;
+    bool ok = true;
+    if (d->mmu.walks)
+        l = pages_spans(m, ranges, nranges, sc, &own);
+    else if (!sc) {
+        ok = word_spans(m, words, &own);
+        l = &own;
+    } else {
+        if (!sc->words_valid) {
+            g_free(sc->words.v);
+            sc->words_mapped = word_spans(m, words, &sc->words);
+            sc->words_valid = true;
+        }
+        ok = sc->words_mapped;
+        l = &sc->words;
+    }
+    ok = ok && cache_state_sets_equivalent(m->cache, part - 1 - nt, l->v, l->n, &d->cache,
+                                           start, now);
+    g_free(own.v);
     return ok;
 }
 

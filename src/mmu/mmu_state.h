@@ -46,8 +46,18 @@ bool mmu_state_comparable(const Mmu *m);
  * moved (the L3 of a Skylake is 1 MiB of tags; work that hits in L1 does
  * not touch it). */
 unsigned mmu_state_nparts(const Mmu *m);
+/* The physical spans a snapshot's cache parts and mmu_state_part_equivalent
+ * derive from the ranges (or words) and the page tables, kept for reuse
+ * by the calls at one state: the cache levels and the equivalence tests
+ * of one boundary share them instead of each walking the tables again.
+ * The caller resets it whenever the state may have moved or the ranges
+ * or words change (each boundary of a fast-forward); NULL means none. */
+typedef struct MmuStateSpans MmuStateSpans;
+MmuStateSpans *mmu_state_spans_new(void);
+void mmu_state_spans_free(MmuStateSpans *sc);
+void mmu_state_spans_reset(MmuStateSpans *sc);
 void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
-                           size_t nranges, GByteArray *out);
+                           size_t nranges, MmuStateSpans *sc, GByteArray *out);
 /* False if work whose statistics delta is d cannot have changed the part.
  * Part 0 always counts as moved (it is small, and the page tables can be
  * written by more than the walker). */
@@ -70,7 +80,8 @@ typedef struct {
  * and cache_state_sets_equivalent. Part 0 is never loose. */
 bool mmu_state_part_equivalent(const Mmu *m, unsigned part, const MmuRange *ranges,
                                size_t nranges, const MmuWords *words, const MmuStatsAll *d,
-                               const GByteArray *start, const GByteArray *now);
+                               MmuStateSpans *sc, const GByteArray *start,
+                               const GByteArray *now);
 
 void mmu_state_stats_get(const Mmu *m, MmuStatsAll *out);
 void mmu_state_stats_diff(MmuStatsAll *d, const MmuStatsAll *after,

@@ -532,7 +532,7 @@ static void snap_take(Mmu *m, Snap *s)
     ck_assert_uint_le(s->n, EQ_MAX_PARTS);
     for (unsigned i = 0; i < s->n; i++) {
         s->part[i] = g_byte_array_new();
-        mmu_state_append_part(m, i, &eq_range, 1, s->part[i]);
+        mmu_state_append_part(m, i, &eq_range, 1, NULL, s->part[i]);
     }
 }
 
@@ -554,14 +554,17 @@ static bool snap_equal(const Snap *a, const Snap *b)
 /* What learned_match accepts: every part equal or equivalent. */
 static bool snap_stands_for(Mmu *m, const Snap *x, const Snap *y, const MmuStatsAll *d)
 {
-    for (unsigned i = 0; i < x->n; i++) {
+    /* The spans shared by the parts' tests, as learned_match shares them. */
+    MmuStateSpans *sc = mmu_state_spans_new();
+    bool ok = true;
+    for (unsigned i = 0; ok && i < x->n; i++) {
         bool eq = x->part[i]->len == y->part[i]->len &&
                   !memcmp(x->part[i]->data, y->part[i]->data, x->part[i]->len);
-        if (!eq && !mmu_state_part_equivalent(m, i, &eq_range, 1, &eq_words, d, x->part[i],
-                                              y->part[i]))
-            return false;
+        ok = eq || mmu_state_part_equivalent(m, i, &eq_range, 1, &eq_words, d, sc, x->part[i],
+                                             y->part[i]);
     }
-    return true;
+    mmu_state_spans_free(sc);
+    return ok;
 }
 
 /* One period's counts. */
