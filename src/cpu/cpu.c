@@ -241,6 +241,18 @@ static unsigned linear_piece(uint32_t lin, size_t n)
     return 1;
 }
 
+/* memcpy of a piece, with each size a constant (a variable-size memcpy
+ * of a few bytes is a byte loop or a library call). */
+static inline void copy_piece(void *dst, const void *src, unsigned size)
+{
+    if (size == 4)
+        memcpy(dst, src, 4);
+    else if (size == 2)
+        memcpy(dst, src, 2);
+    else
+        memcpy(dst, src, 1);
+}
+
 bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 {
     uint8_t *p = buf;
@@ -252,7 +264,7 @@ bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
         const uint8_t *h = mmu_access_fast(c->mmu, lin + (uint32_t)k, ACCESS_READ, 0, &f);
         if (!h)
             return false;
-        memcpy(p + k, h, size);
+        copy_piece(p + k, h, size);
         k += size;
     }
     return true;
@@ -268,7 +280,7 @@ bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
         uint8_t *h = mmu_access_fast(c->mmu, lin + (uint32_t)k, ACCESS_WRITE, 0, &f);
         if (!h)
             return false;
-        memcpy(h, p + k, size);
+        copy_piece(h, p + k, size);
         k += size;
     }
     return true;
