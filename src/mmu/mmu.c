@@ -87,12 +87,19 @@ void mmu_reset_stats(Mmu *m)
     tlb_hier_stats_reset(m->tlb);
     cache_reset_stats(m->cache);
 }
-void mmu_set_shortcuts(Mmu *m, bool on)
+/* Forget every memo: what a hit means changed (PCID, CR0.WP/PG, CR4,
+ * EFER.NXE) without any TLB slot changing (see MmuMemo). */
+static void memo_clear(Mmu *m)
 {
-    m->no_memo = !on;
     for (unsigned side = 0; side < 2; side++)
         for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
             m->memo[side][i].page = MEMO_NONE;
+}
+
+void mmu_set_shortcuts(Mmu *m, bool on)
+{
+    m->no_memo = !on;
+    memo_clear(m);
 }
 
 uint32_t mmu_cr3(const Mmu *m) { return m->regs.cr3; }
@@ -156,7 +163,7 @@ bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
         return false;
     if (m->cr4 & CR4_PCIDE) {
         m->pcid = cr3 & CR3_PCID_MASK;     /* no-flush write (see mmu.h) */
-        tlb_hier_bump_gens(m->tlb);        /* hits now mean this PCID's */
+        memo_clear(m);                     /* hits now mean this PCID's */
     } else
         tlb_hier_flush_nonglobal(m->tlb, 0);
     return true;
@@ -178,7 +185,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     m->cr0 = cr0;
     m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
-    tlb_hier_bump_gens(m->tlb);
+    memo_clear(m);
     return true;
 }
 
@@ -190,7 +197,7 @@ bool mmu_write_cr4(Mmu *m, uint32_t cr4, MmuFault *f)
         tlb_hier_flush_all(m->tlb);   /* §4.10.4.1 */
     m->cr4 = cr4;
     m->pcid = (cr4 & CR4_PCIDE) ? m->regs.cr3 & CR3_PCID_MASK : 0;
-    tlb_hier_bump_gens(m->tlb);
+    memo_clear(m);
     return true;
 }
 
@@ -198,7 +205,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
     m->regs.nxe = (efer & EFER_NXE) != 0;
-    tlb_hier_bump_gens(m->tlb);
+    memo_clear(m);
 }
 
 void mmu_invlpg(Mmu *m, uint32_t lin)
@@ -331,15 +338,14 @@ bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
         m->stats.cycles += extra;
         if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
             return translate_rewalk(m, lin, access, cpl, pa, f);
+        *pa = tlb_entry_paddr(e, lin);
     } else if (!translate_rest(m, lin, access, cpl, pa, &e, f)) {
         return false;
-    } else if (!e) {
-        return true;
     }
     /* A hit, or a walk whose rights check passed for this access and
      * whose fill left the entry where the next hit will find it. */
-    *pa = tlb_entry_paddr(e, lin);
-    memo_make(m, lin, access, cpl, e, NULL);
+    if (e)
+        memo_make(m, lin, access, cpl, e, NULL);
     return true;
 }
 

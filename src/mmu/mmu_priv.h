@@ -25,10 +25,11 @@
  * of the side's first-level array t, or the miss path fills it there, the
  * next reference to that page at the same CPL would find the same slot
  * again, as long as the slot still holds that entry and nothing changed
- * what a hit means -- exactly what the slot's generation t->sgen[slot]
- * tracks (tlb_priv.h): a fill, invalidation or flush of the slot moves it,
- * and so do PCID switches and writes to CR0, CR4 and EFER
- * (tlb_hier_bump_gens). No other slot can start answering the page
+ * what a hit means. The slot's generation t->sgen[slot] (tlb_priv.h)
+ * tracks the first: a fill, invalidation or flush of the slot moves it.
+ * The second is the MMU's own state (the PCID, CR0.WP and PG, CR4,
+ * EFER.NXE), and every write to it empties the table (memo_clear in
+ * mmu.c). No other slot can start answering the page
  * meanwhile: at most one slot answers a page (a fill of the page replaces
  * its entry in place). The memo then skips the probe, the rights check
  * (done when the memo was made, for each access type: `ok` has a bit per

@@ -211,12 +211,6 @@ const TlbEntry *tlb_hier_fill(TlbHierarchy *h, Access access, int cpl,
     return tlb_fill_counted(l1, e, access, cpl, NULL, &h->stats.evictions);
 }
 
-void tlb_hier_bump_gens(TlbHierarchy *h)
-{
-    for (unsigned i = 0; i < h->narrays; i++)
-        tlb_bump_gens(h->arrays[i]);
-}
-
 void tlb_entry_from_walk(TlbEntry *e, uint32_t lin, const PaeWalk *w,
                          uint16_t pcid, bool pge)
 {

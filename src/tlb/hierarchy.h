@@ -107,11 +107,6 @@ TlbResult tlb_hier_lookup(TlbHierarchy *h, uint32_t lin, Access access,
 const TlbEntry *tlb_hier_fill(TlbHierarchy *h, Access access, int cpl,
                               const TlbEntry *e);
 
-/* What a hit means changed without an entry changing (a PCID switch, a
- * change of CR0.WP or EFER.NXE, paging turned on or off): every array's
- * generation moves on, so no memo of an earlier hit (src/mmu/mmu_priv.h)
- * is used again. */
-void tlb_hier_bump_gens(TlbHierarchy *h);
 
 /* Build the entry a successful walk of lin produced. The G bit counts only
  * with CR4.PGE (pge); D known = D set after the walk. */

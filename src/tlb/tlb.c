@@ -340,8 +340,7 @@ const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int c
      * answers it, and any duplicate of a non-global entry (same page, and
      * the same PCID or itself global) answers that probe under its mask.
      * Since then nothing added an entry: every fill clears missed (below),
-     * and flushes, invalidations and tlb_hier_bump_gens only remove or
-     * leave entries. A global entry can duplicate entries of other PCIDs,
+     * and flushes and invalidations only remove entries. A global entry can duplicate entries of other PCIDs,
      * which that probe did not look for: it always searches. */
     if (key != t->missed || e->global)
         slot = take_duplicates(t, base, e, key, h, &extra);
@@ -459,9 +458,10 @@ unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
 unsigned tlb_flush_all(Tlb *t)
 {
     unsigned n = t->nvalid;
-    tlb_bump_gens(t);
-    for (unsigned s = 0; s < t->geom.entries; s++)
+    for (unsigned s = 0; s < t->geom.entries; s++) {
         t->tag[s] = (Tag){ 0, MASK_FULL };
+        t->sgen[s]++;
+    }
     memset(t->vbits, 0, sizeof(uint64_t) * ((t->geom.entries + 63) / 64));
     memset(t->set_valid, 0, sizeof(uint16_t) * t->sets);
     t->nvalid = 0;
@@ -469,12 +469,6 @@ unsigned tlb_flush_all(Tlb *t)
     index_rebuild(t);
     count_flush(t, TLB_FLUSH_PGE, n);
     return n;
-}
-
-void tlb_bump_gens(Tlb *t)
-{
-    for (unsigned s = 0; s < t->geom.entries; s++)
-        t->sgen[s]++;
 }
 
 /* ---- inspection ------------------------------------------------------ */

@@ -70,10 +70,9 @@ struct Tlb {
                                   * add an entry but a fill) */
     uint32_t *sgen;              /* per slot: a generation that changes
                                   * whenever the slot does (fill,
-                                  * invalidation, flush) and when what a hit
-                                  * means changes (tlb_hier_bump_gens). A
-                                  * memo of a hit in the slot (mmu_priv.h)
-                                  * holds while it is the same */
+                                  * invalidation, flush). A memo of a hit
+                                  * in the slot (mmu_priv.h) holds while it
+                                  * is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
@@ -186,9 +185,6 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
  * hierarchy's count) (tlb.c). */
 const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
                                  TlbFillInfo *info, uint64_t *also);
-
-/* Move every slot's generation on (tlb.c; see Tlb.sgen). */
-void tlb_bump_gens(Tlb *t);
 
 /* A PCID wider than 12 bits is a caller's bug (it would spill into the
  * key's VPN field). Reported by a noreturn function so the check costs
