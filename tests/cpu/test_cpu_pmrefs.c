@@ -26,6 +26,8 @@
 #include "mmu/mmu.h"
 #include "tlb/hierarchy.h"
 
+#include "prot_boot.h"
+
 #define GDT 0x1000u
 #define GDT_SPLIT 0x1FF4u        /* entry 1 (KCS) at 0x1FFC..0x2003 */
 #define IDT 0x2800u
@@ -134,25 +136,11 @@ static void setup(void)
     for (unsigned k = 0; k < sizeof user; k++)
         physmem_write8(pm, UTEXT + k, user[k]);
 
-    uint8_t vec;
-    uint32_t err;
     unsigned n;
     gdt_entries(&n);
-    cpu_set_gdtr(cpu, GDT, (uint16_t)(8 * n - 1));
-    cpu_set_idtr(cpu, IDT, 256 * 8 - 1);
-    ck_assert(cpu_write_cr(cpu, 4, 1u << 5, &vec, &err));             /* PAE */
-    ck_assert(cpu_write_cr(cpu, 3, PDPT, &vec, &err));
-    ck_assert(cpu_write_cr(cpu, 0, 0x80010011u, &vec, &err));         /* PG WP ET PE */
-    ck_assert(cpu_load_segment(cpu, SEG_CS, KCS, &vec, &err));
-    ck_assert(cpu_load_segment(cpu, SEG_SS, KDS, &vec, &err));
-    ck_assert(cpu_load_segment(cpu, SEG_DS, UDS, &vec, &err));
-    ck_assert(cpu_load_segment(cpu, SEG_ES, UDS, &vec, &err));
-    ck_assert(cpu_load_tr(cpu, TSS_SEL, &vec, &err));
-    ck_assert(cpu_write_msr(cpu, MSR_SYSENTER_CS, KCS));
-    ck_assert(cpu_write_msr(cpu, MSR_SYSENTER_ESP, KSTACK_TOP - 0x100));
-    ck_assert(cpu_write_msr(cpu, MSR_SYSENTER_EIP, K_SYSENTER));
-    cpu_set_eip(cpu, KTEXT);
-    cpu_set_reg(cpu, REG_ESP, KSTACK_TOP);
+    prot_boot(cpu, &(ProtBoot){ .gdt = GDT, .gdt_limit = (uint16_t)(8 * n - 1), .idt = IDT,
+                                .pdpt = PDPT, .sysenter_esp = KSTACK_TOP - 0x100,
+                                .sysenter_eip = K_SYSENTER, .eip = KTEXT, .esp = KSTACK_TOP });
     for (unsigned k = 0; k < 6; k++)                                  /* to ring 3 */
         ck_assert_int_eq(cpu_step(cpu), CPU_STOP_NONE);
     ck_assert_int_eq(cpu_cpl(cpu), 3);

@@ -16,6 +16,7 @@
 #include "cpu/nasm.h"
 #include "cpu/ports.h"
 #include "mmu/mmu.h"
+#include "prot_boot.h"
 
 /* Physical = linear (identity) layout. */
 #define GDT 0x1000u
@@ -230,24 +231,11 @@ static void setup(void)
     set_gate(0x81, sym("h129"), 0xE, 3);
     set_gate(0x82, sym("h129"), 0xE, 0);                 /* DPL 0: not for ring 3 */
 
-    uint8_t vec;
-    uint32_t err;
-    Cpu *c = M.cpu;
-    cpu_set_gdtr(c, GDT, 8 * G_N_ELEMENTS(gdt) - 1);
-    cpu_set_idtr(c, IDT, 256 * 8 - 1);
-    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));               /* PAE */
-    ck_assert(cpu_write_cr(c, 3, PDPT, &vec, &err));
-    ck_assert(cpu_write_cr(c, 0, 0x80010011u, &vec, &err));           /* PG WP ET PE */
-    ck_assert(cpu_load_segment(c, SEG_CS, KCS, &vec, &err));
-    ck_assert(cpu_load_segment(c, SEG_SS, KDS, &vec, &err));
-    ck_assert(cpu_load_segment(c, SEG_DS, UDS, &vec, &err));
-    ck_assert(cpu_load_segment(c, SEG_ES, UDS, &vec, &err));
-    ck_assert(cpu_load_tr(c, TSS_SEL, &vec, &err));
-    ck_assert(cpu_write_msr(c, MSR_SYSENTER_CS, KCS));
-    ck_assert(cpu_write_msr(c, MSR_SYSENTER_ESP, KSTACK_TOP - 0x100));
-    ck_assert(cpu_write_msr(c, MSR_SYSENTER_EIP, sym("sysenter_entry")));
-    cpu_set_eip(c, sym("kstart"));
-    cpu_set_reg(c, REG_ESP, KSTACK_TOP);
+    prot_boot(M.cpu, &(ProtBoot){ .gdt = GDT, .gdt_limit = 8 * G_N_ELEMENTS(gdt) - 1,
+                                  .idt = IDT, .pdpt = PDPT,
+                                  .sysenter_esp = KSTACK_TOP - 0x100,
+                                  .sysenter_eip = sym("sysenter_entry"),
+                                  .eip = sym("kstart"), .esp = KSTACK_TOP });
 }
 
 static void teardown(void)
