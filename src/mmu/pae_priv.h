@@ -1,0 +1,122 @@
+/* The walker's fast path as inline code, private to src/mmu: pae.c's
+ * pae_walk_lean tries it first, and the MMU's miss path (mmu.c) inlines it
+ * so that the common walk costs no call and no copy of the walk record.
+ * Everyone else uses pae.h. */
+#ifndef VMSPLIT_MMU_PAE_PRIV_H
+#define VMSPLIT_MMU_PAE_PRIV_H
+
+#include <string.h>
+
+#include "mmu/pae.h"
+
+/* The common case of an MMU miss, once a page has been touched: the
+ * PDPTE is present, the PDE (and PTE) are present in frames that exist,
+ * no reserved bit is set, the access is permitted, and the A bits (and D
+ * on a write) are already set, so the walk changes no memory. Fills out
+ * and returns true; otherwise returns false, and the caller runs the full
+ * walk from the start. It has then changed no memory, and in out only
+ * refs[0], pde, pde_pa (once it read the PDE) and refs[1] (once it read
+ * the PTE of a 4 KiB walk): the full walk reads the same entries and
+ * writes those same values there before it could use them.
+ *
+ * Exactness: under these conditions walk_impl reads the PDE (and the
+ * PTE) and takes none of its fault branches: P is in need; bad holds its
+ * reserved mask (62:36, XD without NXE, 20:13 of a 2 MiB PDE); and
+ * check_rights passes, because need and bad are its rule in mask form:
+ * a user access needs U/S at every level; a write needs R/W at every
+ * level when it is a user write or CR0.WP=1, and is allowed anyway
+ * otherwise; a fetch with NXE=1 fails on XD at any level (with NXE=0,
+ * XD is reserved). It writes no A/D bit: A is in need at every level and
+ * D in the leaf's on a write, so nleaf == leaf. It then sets exactly the
+ * fields set here, with nx = NXE && XD-anywhere = XD-anywhere (XD is in
+ * bad when NXE=0). A frame that was never written reads as zeros, a not
+ * present entry: the full walk handles it. */
+typedef struct {
+    uint64_t need;               /* bits every entry used must have */
+    uint64_t need_leaf;          /* ... and the leaf (D on a write) */
+    uint64_t bad;                /* bits no entry used may have */
+    uint64_t pad;                /* a power-of-two stride: cheaper indexing */
+} PaeFastMasks;
+
+/* need, need_leaf and bad for an access (a), user or not (u), CR0.WP (w)
+ * and EFER.NXE (x), as the comment above derives them. */
+#define FAST_NEED(a, u, w)                                                    \
+    (PAE_P | PAE_A | ((u) ? PAE_US : 0) |                                     \
+     ((a) == ACCESS_WRITE && ((u) || (w)) ? PAE_RW : 0))
+#define FAST_MASKS(a, u, w, x)                                                \
+    { FAST_NEED(a, u, w), FAST_NEED(a, u, w) | ((a) == ACCESS_WRITE ? PAE_D : 0), \
+      PAE_RSVD_HIGH | (!(x) || (a) == ACCESS_EXEC ? PAE_XD : 0), 0 }
+#define FAST_MASKS_UWX(a)                                                     \
+    FAST_MASKS(a, 0, 0, 0), FAST_MASKS(a, 0, 0, 1), FAST_MASKS(a, 0, 1, 0),   \
+    FAST_MASKS(a, 0, 1, 1), FAST_MASKS(a, 1, 0, 0), FAST_MASKS(a, 1, 0, 1),   \
+    FAST_MASKS(a, 1, 1, 0), FAST_MASKS(a, 1, 1, 1)
+
+/* Index: access << 3 | (cpl == 3) << 2 | CR0.WP << 1 | EFER.NXE. */
+static const PaeFastMasks pae_fast_masks[3 * 8] = {
+    FAST_MASKS_UWX(ACCESS_READ), FAST_MASKS_UWX(ACCESS_WRITE), FAST_MASKS_UWX(ACCESS_EXEC),
+};
+
+/* What the fast path sets: every field walk_impl sets on success. */
+static inline __attribute__((always_inline)) void
+pae_fast_fill(PaeWalk *out, uint32_t lin, uint64_t all, uint64_t any, uint64_t leaf,
+          uint64_t frame, uint32_t size)
+{
+    out->fault = false;
+    out->frame = frame;
+    out->page_size = size;
+    out->paddr = frame | (lin & (size - 1));
+    out->rw = (all & PAE_RW) != 0;
+    out->us = (all & PAE_US) != 0;
+    out->nx = (any & PAE_XD) != 0;
+    out->global = (leaf & PAE_G) != 0;
+    out->dirty = (leaf & PAE_D) != 0;
+}
+
+static inline __attribute__((always_inline)) bool
+pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
+          PaeWalk *out)
+{
+    uint64_t pdpte = regs->pdpte[lin >> PAE_PDPTE_SHIFT];
+    if (!(pdpte & PAE_P))
+        return false;
+    uint64_t pd = pdpte & PAE_ADDR_4K;
+    const uint8_t *pdf = physmem_frame_peek_base(pm, pd);
+    if (!pdf)
+        return false;
+    unsigned pde_off = (lin >> (PAE_PDE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
+    uint64_t pde;
+    memcpy(&pde, pdf + pde_off, 8);
+    uint64_t pde_pa = pd + pde_off;
+    out->refs[0] = (PaeRef){ .paddr = pde_pa, .write = false };
+    out->pde = pde;
+    out->pde_pa = pde_pa;
+
+    unsigned fi = (unsigned)access << 3 | (unsigned)(cpl == 3) << 2 |
+                  (unsigned)regs->wp << 1 | (unsigned)regs->nxe;
+    const PaeFastMasks *fm = &pae_fast_masks[fi];
+    if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
+        /* A 2 MiB page: the PDE is the leaf. */
+        if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
+            return false;
+        out->nrefs = 1;
+        pae_fast_fill(out, lin, pde, pde, pde, pde & PAE_ADDR_2M, PAE_PAGE_2M);
+        return true;
+    }
+    if ((~pde & fm->need) | (pde & fm->bad))
+        return false;
+    uint64_t pt = pde & PAE_ADDR_4K;
+    const uint8_t *ptf = physmem_frame_peek_base(pm, pt);
+    if (!ptf)
+        return false;
+    unsigned pte_off = (lin >> (PAGE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
+    uint64_t pte;
+    memcpy(&pte, ptf + pte_off, 8);
+    out->refs[1] = (PaeRef){ .paddr = pt + pte_off, .write = false };
+    if ((~pte & fm->need_leaf) | (pte & fm->bad))
+        return false;
+    out->nrefs = 2;
+    pae_fast_fill(out, lin, pde & pte, pde | pte, pte, pte & PAE_ADDR_4K, PAE_PAGE_4K);
+    return true;
+}
+
+#endif
