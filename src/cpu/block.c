@@ -111,7 +111,9 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
         if (!block_build(c, b, pa, eip0, host))
             return 0;
     }
-    c->block_exit = false;
+    /* An event still pending at entry (an interrupt while IF=0) must be
+     * looked at after every instruction, as the run loop would. */
+    c->block_exit = c->pending != 0;
     /* CPL is constant here: every instruction that changes it transfers
      * control, and the run leaves the block after it. */
     const int cpl0 = c->cpl;
@@ -154,8 +156,10 @@ again:;
             *rc = XR_STOP;
             return done + k + 1;
         }
-        if (UNLIKELY((eip != fall) | (c->fetch_blk == FETCH_NONE) | (c->pending != 0) |
-                     c->block_exit)) {
+        /* A jump, a pending event, a fetch block forgotten, a write
+         * that may be code: block_exit covers all but a jump elsewhere
+         * (cpu_priv.h: cpu_jump, cpu_pend, cpu_fetch_forget). */
+        if (UNLIKELY((eip != fall) | c->block_exit)) {
             /* A loop whose branch goes back to the block's start: go round
              * again without leaving, doing what the run loop would do at
              * that boundary (breakpoint, fetch reference; nothing pending,

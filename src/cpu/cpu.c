@@ -116,13 +116,13 @@ void cpu_set_decode_cache(Cpu *c, bool on) { c->dcache_on = on; }
 void cpu_request_stop(Cpu *c, CpuStop why)
 {
     c->stop_req = why;
-    c->pending |= PEND_STOP;
+    cpu_pend(c, PEND_STOP);
 }
 
 void cpu_raise_irq(Cpu *c, uint8_t vector)
 {
     c->irq_vector = vector;
-    c->pending |= PEND_IRQ;
+    cpu_pend(c, PEND_IRQ);
 }
 
 void cpu_set_event_hook(Cpu *c, CpuEventHook hook, void *user)
@@ -175,7 +175,7 @@ uint32_t cpu_eflags(const Cpu *c) { return flags_get(c); }
 void cpu_set_eip(Cpu *c, uint32_t eip)
 {
     c->eip = c->next_eip = eip;
-    c->fetch_blk = FETCH_NONE;
+    cpu_fetch_forget(c);
     c->pending &= ~PEND_HALT;
 }
 
@@ -375,7 +375,7 @@ static inline int fetch_insn(Cpu *c, Insn *tmp, const Insn **out)
 /* Deliver the exception raised by the instruction at EIP. */
 int cpu_take_exception(Cpu *c)
 {
-    c->fetch_blk = FETCH_NONE;
+    cpu_fetch_forget(c);
     return pm_deliver(c, c->exc.vec, c->exc.has_err, c->exc.err, CPU_EV_EXCEPTION);
 }
 

@@ -203,7 +203,10 @@ struct Cpu {
     Block *blocks;
     bool caches_used;            /* dcache/blocks may hold entries (cpu_run ran) */
     uint64_t bp_filter;          /* bit (eip & 63) of every breakpoint */
-    bool block_exit;             /* a running block must stop after this insn */
+    bool block_exit;             /* a running block must stop after this insn:
+                                  * set with every PEND_* and every fetch-block
+                                  * reset but a jump's (cpu_pend, cpu_fetch_forget,
+                                  * cpu_jump), so block.c tests one flag */
 
     GArray *ports;               /* PortRange */
     CpuEventHook hook;
@@ -386,11 +389,32 @@ static inline bool cpu_at_breakpoint(const Cpu *c, uint32_t eip)
 
 /* ---- control flow ---- */
 
-/* Every taken control transfer starts a new fetch block. */
+/* Every taken control transfer starts a new fetch block. The block loop
+ * (block.c) sees a jump by EIP differing from the fall-through, so only a
+ * jump to the very next instruction must tell it to stop (block_exit):
+ * its new fetch block still needs its fetch reference. */
 static inline void cpu_jump(Cpu *c, uint32_t target)
 {
+    c->block_exit |= target == c->next_eip;
     c->next_eip = target;
     c->fetch_blk = FETCH_NONE;
+}
+
+/* Forget the current fetch block without a jump (paging state changed):
+ * the next instruction makes a new fetch reference, so a running block
+ * must stop after this instruction. */
+static inline void cpu_fetch_forget(Cpu *c)
+{
+    c->fetch_blk = FETCH_NONE;
+    c->block_exit = true;
+}
+
+/* Post an event for the next instruction boundary (PEND_*): a running
+ * block stops after this instruction, so the run loop sees it. */
+static inline void cpu_pend(Cpu *c, unsigned bits)
+{
+    c->pending |= bits;
+    c->block_exit = true;
 }
 
 static inline void cpu_charge(Cpu *c, unsigned cycles) { c->cycles += cycles; }

@@ -135,7 +135,7 @@ HANDLER(h_pop_sreg)
     TRY(pm_load_seg(c, i->op, (uint16_t)v));
     c->r[REG_ESP] += i->size;
     if (i->op == SEG_SS)
-        c->pending |= PEND_INHIBIT;
+        cpu_pend(c, PEND_INHIBIT);
     return XR_OK;
 }
 
@@ -250,7 +250,7 @@ HANDLER(h_mov_sreg_rm)
     TRY(rm_read(c, i, 2, &v));
     TRY(pm_load_seg(c, i->reg, (uint16_t)v));
     if (i->reg == SEG_SS)
-        c->pending |= PEND_INHIBIT;    /* MOV SS shadows the next instruction */
+        cpu_pend(c, PEND_INHIBIT);    /* MOV SS shadows the next instruction */
     return XR_OK;
 }
 

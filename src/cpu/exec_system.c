@@ -40,7 +40,7 @@ HANDLER(h_hlt)
         return cpu_gp0(c);
     if ((c->pending & PEND_IRQ) && (c->eflags & EFLAGS_IF))
         return XR_OK;            /* the pending interrupt wakes it at once */
-    c->pending |= PEND_HALT;
+    cpu_pend(c, PEND_HALT);
     c->stop_req = CPU_STOP_HLT;
     return XR_STOP;
 }
@@ -61,7 +61,7 @@ HANDLER(h_sti)
     if (!iopl_ok(c))
         return cpu_gp0(c);
     if (!(c->eflags & EFLAGS_IF))
-        c->pending |= PEND_INHIBIT;
+        cpu_pend(c, PEND_INHIBIT);
     c->eflags |= EFLAGS_IF;
     return XR_OK;
 }
@@ -116,7 +116,7 @@ int cpu_mov_to_cr(Cpu *c, int n, uint32_t v)
     default:
         return cpu_ud(c);
     }
-    c->fetch_blk = FETCH_NONE;
+    cpu_fetch_forget(c);
     return XR_OK;
 }
 
@@ -211,7 +211,7 @@ HANDLER(h_invlpg)
     if (c->cpl != 0)
         return cpu_gp0(c);
     mmu_invlpg(c->mmu, c->seg[i->seg].base + insn_ea(c, i));
-    c->fetch_blk = FETCH_NONE;
+    cpu_fetch_forget(c);
     return XR_OK;
 }
 
@@ -344,7 +344,7 @@ bool cpu_write_msr(Cpu *c, uint32_t msr, uint64_t v)
         if (!c->preset || !c->preset->nx || (v & ~EFER_NXE))
             return false;
         mmu_write_efer(c->mmu, v);
-        c->fetch_blk = FETCH_NONE;
+        cpu_fetch_forget(c);
         return true;
     default:
         return false;

@@ -144,11 +144,12 @@ static const char *smc_source =
     "fail:\n"
     "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n";
 
-START_TEST(test_self_modifying)
+/* Assemble source and compare_runs it. */
+static void compare_source(const char *name, const char *source)
 {
-    char *dir = g_dir_make_tmp("vmsplit-smc-XXXXXX", NULL);
-    char *src = g_build_filename(dir, "smc.asm", NULL);
-    ck_assert(g_file_set_contents(src, smc_source, -1, NULL));
+    char *dir = g_dir_make_tmp("vmsplit-dcache-XXXXXX", NULL);
+    char *src = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(src, source, -1, NULL));
     GError *err = NULL;
     char *obj = nasm_assemble(src, &err);
     ck_assert_msg(obj, "%s", err ? err->message : "?");
@@ -159,6 +160,38 @@ START_TEST(test_self_modifying)
     g_rmdir(dir);
     g_free(src);
     g_free(dir);
+}
+
+START_TEST(test_self_modifying)
+{
+    compare_source("smc.asm", smc_source);
+}
+END_TEST
+
+/* Taken jumps to the very next instruction (a short JMP, a CALL that pops
+ * its return address, a taken Jcc): EIP ends where it would have fallen
+ * through, yet each starts a new fetch block with its own fetch
+ * reference (cpu_jump), so a decoded block must not run on past them. */
+static const char *jump_next_source =
+    "BITS 32\n"
+    "section .text\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov ecx, 50\n"
+    "again:\n"
+    "    jmp short n1\n"
+    "n1: call n2\n"
+    "n2: pop eax\n"
+    "    test ecx, ecx\n"
+    "    jnz n3\n"
+    "n3: add ebx, eax\n"
+    "    dec ecx\n"
+    "    jnz again\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n";
+
+START_TEST(test_jump_to_next)
+{
+    compare_source("jumpnext.asm", jump_next_source);
 }
 END_TEST
 
@@ -305,6 +338,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(t, 120);
     tcase_add_loop_test(t, test_same_figures, 0, n_objects);
     tcase_add_test(t, test_self_modifying);
+    tcase_add_test(t, test_jump_to_next);
     tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
