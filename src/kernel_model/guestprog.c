@@ -6,6 +6,7 @@
 
 #include "cpu/elfload.h"
 #include "kernel_model/body.h"
+#include "mmu/mmu.h"
 #include "mmu/pae.h"
 
 #include <stdio.h>
@@ -293,6 +294,7 @@ GuestProg *guestprog_new(const GuestProgOptions *opt, const char *path, GError *
     g->ps = machine_task_space(g->m, machine_current(g->m));
     g->cost = cpu_costs(g->cpu);
     cpu_set_decode_cache(g->cpu, !opt->no_decode_cache);
+    mmu_set_shortcuts(g->mmu, !opt->no_mmu_shortcuts);
     if (!setup_uaccess(g, err) || !load_program(g, obj, err))
         goto fail;
     machine_set_body(g->m, body, g);

@@ -68,6 +68,7 @@ typedef enum {
 typedef struct {
     MachineConfig machine;       /* preset, layout, ram, stubs, tlb */
     bool no_decode_cache;
+    bool no_mmu_shortcuts;       /* the MMU's memos of TLB hits off (mmu_set_shortcuts) */
     GString *out, *err;          /* write(1/2) sinks; NULL: the host's */
 } GuestProgOptions;
 

@@ -62,6 +62,58 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* The JSON report of `run ARGS... --json PROGRAM` with the host lines
+ * removed: what the model computed, nothing about host time. */
+static JsonObject *model_report(const char *const *args, JsonParser **keep)
+{
+    TestRun r = run(args);
+    /* 1: the instruction budget ran out (checked below through "stopped"). */
+    ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+    *keep = json_parser_new();
+    GError *e = NULL;
+    ck_assert_msg(json_parser_load_from_data(*keep, r.out, -1, &e), "%s", e ? e->message : "?");
+    test_run_free(&r);
+    JsonObject *o = json_node_get_object(json_parser_get_root(*keep));
+    json_object_remove_member(o, "host_seconds");
+    json_object_remove_member(o, "host_minsns_per_second");
+    return o;
+}
+
+/* --no-shortcuts turns the decoded cache and the MMU's memos off, and every
+ * modelled figure stays what it is with them on (docs/speed.md). */
+START_TEST(test_no_shortcuts)
+{
+    char *prog = test_source("workloads/guest/pageloop.asm");
+    for (int layout = 0; layout < 2; layout++) {
+        const char *on[] = { "--json", "--max-insns", "200000", layout ? "--layout" : prog,
+                             layout ? "4g4g" : NULL, layout ? prog : NULL, NULL };
+        const char *off[] = { "--json", "--no-shortcuts", "--max-insns", "200000",
+                              layout ? "--layout" : prog, layout ? "4g4g" : NULL,
+                              layout ? prog : NULL, NULL };
+        JsonParser *pon, *poff;
+        JsonObject *a = model_report(on, &pon), *b = model_report(off, &poff);
+        ck_assert(json_object_get_boolean_member(a, "decode_cache"));
+        ck_assert(json_object_get_boolean_member(a, "mmu_memos"));
+        ck_assert(!json_object_get_boolean_member(b, "decode_cache"));
+        ck_assert(!json_object_get_boolean_member(b, "mmu_memos"));
+        json_object_remove_member(a, "decode_cache");
+        json_object_remove_member(a, "mmu_memos");
+        json_object_remove_member(b, "decode_cache");
+        json_object_remove_member(b, "mmu_memos");
+        ck_assert_int_eq(json_object_get_int_member(a, "instructions"), 200000);
+        ck_assert_str_eq(json_object_get_string_member(a, "stopped"), "max-insns");
+        JsonNode *na = json_node_init_object(json_node_alloc(), a);
+        JsonNode *nb = json_node_init_object(json_node_alloc(), b);
+        ck_assert_msg(json_node_equal(na, nb), "layout %d: figures differ", layout);
+        json_node_unref(na);
+        json_node_unref(nb);
+        g_object_unref(pon);
+        g_object_unref(poff);
+    }
+    g_free(prog);
+}
+END_TEST
+
 START_TEST(test_guest_exit_status)
 {
     char *p = test_write_asm("BITS 32\nglobal _start\n_start: mov eax, 1\n mov ebx, 42\n int 0x80\n");
@@ -148,6 +200,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, test_hello_text);
     tcase_add_test(t, test_json);
+    tcase_add_test(t, test_no_shortcuts);
     tcase_add_test(t, test_guest_exit_status);
     tcase_add_test(t, test_guest_fault);
     tcase_add_test(t, test_budget);

@@ -1,6 +1,7 @@
 /* vmsplit run: run a guest program on the simulated i686 core.
  *
  *   vmsplit run [--cpu PRESET] [--max-insns N] [--json] [--no-decode-cache]
+ *               [--no-shortcuts]
  *               [--layout L [--ram SIZE] [--stubs FILE]] PROGRAM.asm|PROGRAM.o
  *
  * A .asm is assembled with nasm first. The program runs in ring 3 under the
@@ -38,6 +39,7 @@ typedef struct {
     const Layout *layout;        /* --layout, else NULL: the runenv */
     uint64_t max_insns, ram;
     bool json, no_dcache;
+    bool no_memo;                /* --no-shortcuts: the MMU's TLB-hit memos off too */
 } RunArgs;
 
 /* What the report shows, filled from either environment. */
@@ -83,7 +85,7 @@ static const char *guest_state_name(GuestProgState s)
 static int parse_args(int argc, char **argv, RunArgs *a)
 {
     g_autofree char *max = NULL, *layout = NULL, *ram = NULL;
-    gboolean json = FALSE, no_dcache = FALSE;
+    gboolean json = FALSE, no_dcache = FALSE, no_shortcuts = FALSE;
     char *cpu = NULL, *stubs = NULL;
     GOptionEntry entries[] = {
         { "cpu", 'c', 0, G_OPTION_ARG_STRING, &cpu, "CPU preset (default " PRESET_DEFAULT ")", "PRESET" },
@@ -98,6 +100,9 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
         { "no-decode-cache", 0, 0, G_OPTION_ARG_NONE, &no_dcache,
           "Decode every instruction afresh (same figures, slower)", NULL },
+        { "no-shortcuts", 0, 0, G_OPTION_ARG_NONE, &no_shortcuts,
+          "Turn every host-speed shortcut off: the decoded-instruction cache and "
+          "the MMU's memos of TLB hits (same figures, slower)", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("PROGRAM.asm|PROGRAM.o - run a guest program");
@@ -118,7 +123,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         return VMS_EXIT_USAGE;
     }
     *a = (RunArgs){ .cpu = cpu, .stubs = stubs, .max_insns = DEFAULT_MAX_INSNS, .json = json,
-                    .no_dcache = no_dcache, .ram = DEFAULT_RAM };
+                    .no_dcache = no_dcache || no_shortcuts, .no_memo = no_shortcuts,
+                    .ram = DEFAULT_RAM };
     if ((ram || stubs) && !layout) {
         fprintf(stderr, "vmsplit run: --ram and --stubs need --layout\n");
         return VMS_EXIT_USAGE;
@@ -239,9 +245,9 @@ static void print_text(const RunReport *r)
         print_layout_costs(o, r);
     print_mmu(o, r->mmu);
     fprintf(o, "host            %.3f s, %.1f million guest instructions per second "
-               "(decoded-instruction cache %s)\n",
+               "(decoded-instruction cache %s, TLB-hit memos %s)\n",
             r->host_seconds, r->host_seconds > 0 ? (double)r->insns / r->host_seconds / 1e6 : 0.0,
-            r->args->no_dcache ? "off" : "on");
+            r->args->no_dcache ? "off" : "on", r->args->no_memo ? "off" : "on");
 }
 
 
@@ -354,6 +360,8 @@ static void print_json(const RunReport *r)
                                          ? (double)r->insns / r->host_seconds / 1e6 : 0.0);
     json_builder_set_member_name(b, "decode_cache");
     json_builder_add_boolean_value(b, !r->args->no_dcache);
+    json_builder_set_member_name(b, "mmu_memos");
+    json_builder_add_boolean_value(b, !r->args->no_memo);
     json_builder_end_object(b);
     g_autoptr(JsonGenerator) g = json_generator_new();
     g_autoptr(JsonNode) root = json_builder_get_root(b);
@@ -368,7 +376,8 @@ static int run_runenv(const RunArgs *a, const char *path, RunReport *r, RunEnv *
 {
     GError *err = NULL;
     RunEnvOptions opt = { .preset = r->preset, .no_decode_cache = a->no_dcache,
-                          .out = r->guest_out, .err = r->guest_err };
+                          .no_mmu_shortcuts = a->no_memo, .out = r->guest_out,
+                          .err = r->guest_err };
     if (!(*env = runenv_new(&opt, &err)) || !runenv_load(*env, path, &err))
         return cli_fail("run", err);
     gint64 t0 = g_get_monotonic_time();
@@ -399,7 +408,8 @@ static int run_guestprog(const RunArgs *a, const char *path, const char *stubs, 
     GError *err = NULL;
     GuestProgOptions opt = {
         .machine = { .preset = r->preset, .layout = a->layout, .ram = a->ram, .stubs = stubs },
-        .no_decode_cache = a->no_dcache, .out = r->guest_out, .err = r->guest_err,
+        .no_decode_cache = a->no_dcache, .no_mmu_shortcuts = a->no_memo,
+        .out = r->guest_out, .err = r->guest_err,
     };
     if (!(*gp = guestprog_new(&opt, path, &err)))
         return cli_fail("run", err);
