@@ -195,17 +195,33 @@ TlbResult tlb_hier_lookup(TlbHierarchy *h, uint32_t lin, Access access,
     return tlb_hier_lookup_rest(h, lin, access, cpl, pcid, out, extra_cycles);
 }
 
+/* tlb_hier_fill where an STLB backs the side for the entry's size: the
+ * STLB first (the arrays are independent), then the first-level array,
+ * whose entry is the result. Out of line so that the P4's fills (no
+ * STLB) are a straight tail call. */
+static G_GNUC_NO_INLINE const TlbEntry *fill_with_stlb(TlbHierarchy *h, const Side *sd,
+                                                      Access access, int cpl,
+                                                      const TlbEntry *e)
+{
+    tlb_fill_counted(sd->stlb_for_size[e->page_size], e, access, cpl, NULL,
+                     &h->stats.evictions);
+    Tlb *l1 = sd->for_size[e->page_size];
+    if (!l1)
+        return NULL;
+    return tlb_fill_counted(l1, e, access, cpl, NULL, &h->stats.evictions);
+}
+
 const TlbEntry *tlb_hier_fill(TlbHierarchy *h, Access access, int cpl,
                               const TlbEntry *e)
 {
-    g_assert(e->page_size < TLB_NPAGESIZES);
+    /* The caller's entry checked once; the arrays for_size and
+     * stlb_for_size name hold its size (side_wire, tlb_hier_new_config). */
+    tlb_check_entry(e);
     const Side *sd = &h->side[access == ACCESS_EXEC];
-    Tlb *l1 = sd->for_size[e->page_size], *stlb = sd->stlb_for_size[e->page_size];
     h->stats.fills[access][TLB_PRIV(cpl)]++;
-    /* The STLB first: the arrays are independent, and the first-level
-     * fill then ends the function (its entry is the result). */
-    if (stlb)
-        tlb_fill_counted(stlb, e, access, cpl, NULL, &h->stats.evictions);
+    if (sd->stlb_for_size[e->page_size])
+        return fill_with_stlb(h, sd, access, cpl, e);
+    Tlb *l1 = sd->for_size[e->page_size];
     if (!l1)
         return NULL;
     return tlb_fill_counted(l1, e, access, cpl, NULL, &h->stats.evictions);

@@ -121,15 +121,56 @@ static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uin
     o->w = s->clock;
 }
 
+/* The set's order: its watermark, its ring and the stamps of its ways. */
+#define SET_ORDER(s, set, o, rec, st)                                         \
+    Order *o = &(s)->ord[set];                                                \
+    Rec *rec = &(s)->rec[(size_t)(set) * ((s)->ring_mask + 1)];               \
+    const uint64_t *st = &(s)->stamp[(size_t)(set) * (s)->ways]
+
+/* Take the record at the head, which is live: its way is the victim. */
+static inline unsigned order_take(Lru *s, Order *o, Rec *rec)
+{
+    uint64_t now = s->clock;
+    unsigned v = (unsigned)rec[o->head & s->ring_mask].way;
+    /* v's record dies now: tlb_fill stamps v with the next tick. */
+    o->head++;
+    if (o->w == now) {
+        /* Every way is recorded live (W = now), and v's stamp will be
+         * now + 1 with no tick in between: append it, W = now + 1. The
+         * ring has room, v's record having just left it (a way has at
+         * most one record: records are only ever added for a way whose
+         * record was just consumed, or by a rebuild). */
+        rec[o->tail++ & s->ring_mask] = (Rec){ now + 1, v };
+        o->w = now + 1;
+    }
+    return v;
+}
+
+/* lru_victim_ordered when the head record is dead or there is none:
+ * dead records skipped, the order rebuilt when they run out. Out of line,
+ * so that the common victim (a live head) saves no registers. */
+static G_GNUC_NO_INLINE unsigned order_search(Lru *s, unsigned set)
+{
+    SET_ORDER(s, set, o, rec, st);
+    for (;;) {
+        if (o->head == o->tail) {
+            order_rebuild(s, o, rec, st);
+            continue;
+        }
+        const Rec *r = &rec[o->head & s->ring_mask];
+        if (st[r->way] == r->stamp)
+            return order_take(s, o, rec);
+        o->head++;                   /* a dead record */
+    }
+}
+
 static unsigned lru_victim_ordered(Lru *s, unsigned set)
 {
-    const uint64_t *st = &s->stamp[(size_t)set * s->ways];
-    Order *o = &s->ord[set];
+    SET_ORDER(s, set, o, rec, st);
     unsigned mask = s->ring_mask;
-    Rec *rec = &s->rec[(size_t)set * (mask + 1)];
     uint64_t now = s->clock;
     /* W > now would mean the last victim was never stamped: a caller
-     * other than tlb_fill, which the append below relies on. */
+     * other than tlb_fill, which the append relies on. */
     g_assert(o->w <= now);
     if (now == o->w + 1 && o->head != o->tail) {
         /* If the one tick since W went to the last recorded way, its
@@ -142,30 +183,11 @@ static unsigned lru_victim_ordered(Lru *s, unsigned set)
             o->w = now;
         }
     }
-    Rec *r;
-    for (;;) {
-        if (G_UNLIKELY(o->head == o->tail)) {
-            order_rebuild(s, o, rec, st);
-            continue;
-        }
-        r = &rec[o->head & mask];
-        if (st[r->way] == r->stamp)
-            break;
-        o->head++;                   /* a dead record */
-    }
-    unsigned v = (unsigned)r->way;
-    /* v's record dies now: tlb_fill stamps v with the next tick. */
-    o->head++;
-    if (o->w == now) {
-        /* Every way is recorded live (W = now), and v's stamp will be
-         * now + 1 with no tick in between: append it, W = now + 1. The
-         * ring has room, v's record having just left it (a way has at
-         * most one record: records are only ever added for a way whose
-         * record was just consumed, or by a rebuild). */
-        rec[o->tail++ & mask] = (Rec){ now + 1, v };
-        o->w = now + 1;
-    }
-    return v;
+    /* The first live record is the victim (see the top of the file). */
+    const Rec *r = &rec[o->head & mask];
+    if (G_UNLIKELY(o->head == o->tail || st[r->way] != r->stamp))
+        return order_search(s, set);
+    return order_take(s, o, rec);
 }
 
 static unsigned lru_victim(void *state, unsigned set)

@@ -239,21 +239,23 @@ static void invalidate_slot(Tlb *t, unsigned slot)
 }
 
 /* The lowest invalid slot of the set starting at base, or NO_SLOT: a word
- * of the valid bitmap at a time. */
+ * of the valid bitmap at a time, the first from base's bit. The first
+ * clear bit k at or after base is the answer if k < end; if k >= end,
+ * every slot of [base, end) is valid. Bits past the last entry are never
+ * set, and no word past the set's last is read. */
 static int first_invalid(const Tlb *t, unsigned base)
 {
-    unsigned end = base + t->ways;
-    for (unsigned i = base; i < end;) {
-        unsigned b = i % 64, span = 64 - b;
-        uint64_t free = ~t->vbits[i / 64] >> b;
+    unsigned end = base + t->ways, w = base / 64;
+    uint64_t free = ~t->vbits[w] & (~0ULL << (base % 64));
+    for (;;) {
         if (free) {
-            unsigned k = i + (unsigned)__builtin_ctzll(free);
-            if (k < i + span)
-                return k < end ? (int)k : NO_SLOT;
+            unsigned k = w * 64 + (unsigned)__builtin_ctzll(free);
+            return k < end ? (int)k : NO_SLOT;
         }
-        i += span;
+        if (++w * 64 >= end)
+            return NO_SLOT;
+        free = ~t->vbits[w];
     }
-    return NO_SLOT;
 }
 
 /* Would the entry in slot and a new entry (key, global) answer the same
@@ -313,93 +315,207 @@ static G_GNUC_NO_INLINE int take_duplicates(Tlb *t, unsigned base, const TlbEntr
     return first;
 }
 
-/* tlb_fill; the array's evictions are also added to *also (the
- * hierarchy's count), so that tlb_hier_fill need not compare counts
- * around the call. */
-const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
-                                 TlbFillInfo *info, uint64_t *also)
+/* The policy's victim in set (at base), taken off the index (the slot
+ * stays valid in the same set; its tag and entry are overwritten by
+ * fill_place). The policy's answer is stamped (or inserted) by fill_place
+ * before anything else reaches the policy (policy.h victim). */
+static inline __attribute__((always_inline)) unsigned fill_victim(Tlb *t, unsigned set,
+                                                                  unsigned base)
 {
-    /* Caller bugs at the API boundary: a PCID that would spill into the
-     * key, a page size the array does not hold, a VPN past 4 GiB. */
-    unsigned size = e->page_size;
-    g_assert(e->pcid <= TLB_PCID_MAX);
-    g_assert(t->sizes[0] == size || (t->nsizes > 1 && t->sizes[1] == size));
-    g_assert(e->vpn <= (UINT32_MAX >> tlb_page_shift((TlbPageSize)size)));
-    uint64_t key = make_key(size, e->vpn, e->pcid);
-    unsigned set = e->vpn & t->set_mask;
-    unsigned base = set * t->ways;
-    unsigned h = t->bucket ? hash_page(t, (uint32_t)size << 30, e->vpn) : 0;
-    unsigned extra = 0;
-    int slot = NO_SLOT;
-    bool refreshed = false, evicted = false;
-    TlbEntry old;
+    unsigned v = t->policy->victim(t->pstate, set);
+    g_assert(v < t->ways);           /* else a policy's bug */
+    if (t->bucket)
+        index_unlink(t, base + v);
+    return base + v;
+}
 
-    /* No duplicate can exist when the entry is not global and its key is
-     * t->missed: tlb_hit_fast set missed after probing every size of the
-     * array for this page under this PCID and finding no slot that
-     * answers it, and any duplicate of a non-global entry (same page, and
-     * the same PCID or itself global) answers that probe under its mask.
-     * Since then nothing added an entry: every fill clears missed (below),
-     * and flushes and invalidations only remove entries. A global entry can duplicate entries of other PCIDs,
-     * which that probe did not look for: it always searches. */
-    if (key != t->missed || e->global)
-        slot = take_duplicates(t, base, e, key, h, &extra);
+/* Tell a policy without stamps of the new entry in slot of set; returns
+ * the entry. */
+static G_GNUC_NO_INLINE const TlbEntry *fill_insert(Tlb *t, unsigned set, unsigned slot)
+{
+    t->policy->insert(t->pstate, set, slot - set * t->ways);
+    return &t->ent[slot];
+}
+
+/* Count a fill and its evictions (extra duplicates removed, plus the
+ * victim). Independent of the rest of a fill, so callers do it where it
+ * costs least. */
+static inline __attribute__((always_inline)) void
+fill_count(Tlb *t, Access access, int cpl, unsigned ev, uint64_t *also)
+{
+    t->stats.fills[access][TLB_PRIV(cpl)]++;
+    t->stats.evictions += ev;
+    *also += ev;
+}
+
+/* Put e (its key) in slot of set, which either held the victim (evicted:
+ * valid, already off the index) or was invalid, and tell the policy.
+ * Returns the new entry. */
+static inline __attribute__((always_inline)) const TlbEntry *
+fill_place(Tlb *t, const TlbEntry *e, uint64_t key, unsigned set, unsigned slot,
+           bool evicted)
+{
+    bool large = e->page_size != t->sizes[0];
+    t->sgen[slot]++;
+    if (!evicted) {
+        t->nlarge += large;
+        t->nvalid++;
+        t->vbits[slot / 64] |= 1ULL << (slot % 64);
+        t->set_valid[set]++;
+    } else if (t->ent[slot].page_size != e->page_size) {
+        /* A victim of the new entry's size leaves nlarge alone. Else the
+         * array holds two sizes and exactly one of the two entries is of
+         * the second: +1 if the new one is, -1 if the victim was. */
+        t->nlarge += large ? 1 : -1;
+    }
+    t->ent[slot] = *e;
+    t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
+    if (t->bucket)
+        index_link(t, slot, hash_page(t, (uint32_t)e->page_size << 30, e->vpn));
+    if (G_LIKELY(t->stamps)) {
+        t->stamps[slot] = ++*t->clock;
+        return &t->ent[slot];
+    }
+    /* Last, so that the call is a tail call and the fill path saves no
+     * registers for it. */
+    return fill_insert(t, set, slot);
+}
+
+/* A fill into a full set, of an entry that duplicates nothing. Out of
+ * line, so that a fill into a free way makes no call and saves no
+ * registers. */
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_evicting(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
+              uint64_t *also)
+{
+    /* Counted first: then only t, e and set live across the policy's
+     * call. */
+    fill_count(t, access, cpl, 1, also);
+    unsigned slot = fill_victim(t, set, set * t->ways);
+    return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
+}
+
+/* A fill into a set with an invalid way, of an entry that duplicates
+ * nothing: the lowest invalid way (there is one: set_valid counts the
+ * set's valid ways). */
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_free(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl, uint64_t *also)
+{
+    int slot = first_invalid(t, set * t->ways);
+    g_assert(slot != NO_SLOT);
+    fill_count(t, access, cpl, 0, also);
+    return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, (unsigned)slot,
+                      false);
+}
+
+/* The probe key of the second page size for the address whose
+ * first-size probe key t->missed holds, or 0 (no valid key) if none:
+ * probe_size's key for i = 1. An address's VPN in the second size is its
+ * first-size VPN shifted by the difference of the sizes' shifts. */
+static inline uint64_t missed_second_size(const Tlb *t)
+{
+    uint64_t m = t->missed;
+    if (!m || t->nsizes < 2)
+        return 0;
+    uint32_t vpn0 = (uint32_t)(m >> KEY_VPN_SHIFT);  /* the key's VPN field */
+    uint32_t vpn1 = vpn0 >> (t->shifts[1] - t->shifts[0]);
+    return t->key_base[1] | ((uint64_t)vpn1 << KEY_VPN_SHIFT) | (m & KEY_PCID_MASK);
+}
+
+/* A fill of an entry that duplicates nothing: into a free way, or over
+ * the victim. Tail calls only, so that its callers save no registers. */
+static inline __attribute__((always_inline)) const TlbEntry *
+fill_new(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
+{
     t->missed = 0;                   /* the page may now be here */
-    if (G_UNLIKELY(slot != NO_SLOT)) {
-        refreshed = true;
-        invalidate_slot(t, (unsigned)slot);
+    unsigned set = e->vpn & t->set_mask;
+    if (t->set_valid[set] < t->ways)
+        return fill_free(t, e, set, access, cpl, also);
+    return fill_evicting(t, e, set, access, cpl, also);
+}
+
+/* tlb_fill_counted in general: duplicates of e looked for (the first is
+ * refreshed in place, any others removed), *info filled in. Out of line:
+ * most fills follow a miss, need neither, and take tlb_fill_counted's
+ * short paths. */
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_searched(Tlb *t, const TlbEntry *e, Access access, int cpl, TlbFillInfo *info,
+              uint64_t *also)
+{
+    uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
+    if (!e->global && !info && key == missed_second_size(t))
+        return fill_new(t, e, access, cpl, also);   /* see tlb_fill_counted */
+    unsigned h = t->bucket ? hash_page(t, (uint32_t)e->page_size << 30, e->vpn) : 0;
+    unsigned set = e->vpn & t->set_mask, base = set * t->ways, extra = 0;
+    int dup = take_duplicates(t, base, e, key, h, &extra);
+    t->missed = 0;                   /* the page may now be here */
+    bool evicted = false;
+    int slot = dup;
+    TlbEntry old;
+    if (dup != NO_SLOT) {
+        invalidate_slot(t, (unsigned)dup);
     } else {
         if (t->set_valid[set] < t->ways)
             slot = first_invalid(t, base);
         if (slot == NO_SLOT) {
-            /* The policy's answer is stamped (or inserted) below before
-             * anything else reaches the policy (policy.h victim). */
-            unsigned v = t->policy->victim(t->pstate, set);
-            g_assert(v < t->ways);
-            slot = (int)(base + v);
             evicted = true;
+            slot = (int)fill_victim(t, set, base);
             if (info)
                 old = t->ent[slot];
-            /* The slot stays valid in the same set: only the index moves
-             * (the tag and entry are overwritten below). */
-            if (t->bucket)
-                index_unlink(t, (unsigned)slot);
         }
     }
-    t->sgen[slot]++;
-    if (evicted)
-        t->nlarge -= t->ent[slot].page_size != t->sizes[0];
-    t->nlarge += e->page_size != t->sizes[0];
-    t->ent[slot] = *e;
-    t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
-    if (!evicted) {
-        t->nvalid++;
-        t->vbits[(unsigned)slot / 64] |= 1ULL << ((unsigned)slot % 64);
-        t->set_valid[set]++;
-    }
-    if (t->bucket)
-        index_link(t, (unsigned)slot, h);
-    unsigned way = (unsigned)slot - base;
-    if (t->stamps)
-        t->stamps[slot] = ++*t->clock;
-    else
-        t->policy->insert(t->pstate, set, way);
-    t->stats.fills[access][TLB_PRIV(cpl)]++;
-    unsigned ev = extra + evicted;
-    t->stats.evictions += ev;
-    *also += ev;
+    fill_count(t, access, cpl, extra + evicted, also);
+    const TlbEntry *r = fill_place(t, e, key, set, (unsigned)slot, evicted);
     if (info) {
-        *info = (TlbFillInfo){ .set = set, .way = way, .evicted = evicted,
-                               .refreshed = refreshed, .superseded = extra };
+        *info = (TlbFillInfo){ .set = set, .way = (unsigned)slot - base,
+                               .evicted = evicted, .refreshed = dup != NO_SLOT,
+                               .superseded = extra };
         if (evicted)
             info->old = old;
     }
-    return &t->ent[slot];
+    return r;
+}
+
+/* tlb_fill; the array's evictions are also added to *also (the
+ * hierarchy's count), so that tlb_hier_fill need not compare counts
+ * around the call. The caller has checked e (tlb_check_entry) and that t
+ * holds its page size. */
+const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                                 TlbFillInfo *info, uint64_t *also)
+{
+    uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
+    /* No duplicate can exist when the entry is not global and its key is
+     * the probe key, in its size, of the address t->missed records:
+     * tlb_hit_fast set missed after probing every size of the array for
+     * that address under that PCID (or knowing, from nlarge, that the
+     * second size holds nothing) and finding no slot that answers it; the
+     * probe in the entry's size had exactly the entry's key (t->missed
+     * itself for the first size, missed_second_size for the second, the
+     * kernel's 2 MiB pages in the P4's DTLB). Any duplicate of a
+     * non-global entry (same page, and the same PCID or itself global)
+     * would have answered that probe under its mask. Since then nothing
+     * added an entry: every fill clears missed (here and in
+     * fill_searched), and flushes and invalidations only remove entries.
+     * A global entry can duplicate entries of other PCIDs, which that
+     * probe did not look for: it always searches. */
+    if (G_UNLIKELY(key != t->missed || e->global || info))
+        return fill_searched(t, e, access, cpl, info, also);
+    return fill_new(t, e, access, cpl, also);
+}
+
+void tlb_bad_entry(const TlbEntry *e)
+{
+    g_error("TLB fill of an entry with page size %u, PCID %u, VPN %#x: sizes are "
+            "0-%d, PCIDs have %d bits, a VPN is below 4 GiB", e->page_size,
+            e->pcid, e->vpn, TLB_NPAGESIZES - 1, TLB_PCID_BITS);
 }
 
 const TlbEntry *tlb_fill(Tlb *t, const TlbEntry *e, Access access, int cpl,
                          TlbFillInfo *info)
 {
+    tlb_check_entry(e);
+    if (!tlb_holds(t, (TlbPageSize)e->page_size))
+        g_error("TLB fill of %s: it does not hold page size %u", t->name, e->page_size);
     uint64_t ignored = 0;
     return tlb_fill_counted(t, e, access, cpl, info, &ignored);
 }
@@ -436,20 +552,36 @@ unsigned tlb_invlpg(Tlb *t, uint32_t lin, uint16_t pcid)
     return n;
 }
 
+/* A CR3/PCID flush unlinks each entry it drops from the hash index, up
+ * to a limit past which it rebuilds the index instead. Either way the
+ * index afterwards holds exactly the valid slots, each on the chain of
+ * its own bucket (the order on a chain is irrelevant: at most one slot
+ * answers a probe, and take_duplicates_hashed picks the lowest slot
+ * itself). An unlink costs ~10 host instructions (chains are short: four
+ * buckets per entry); a rebuild clears every bucket (~entries / 4 host
+ * instructions) and relinks every survivor (~8 each), ~80 for the P4's
+ * DTLB with few survivors. So 4G/4G's CR3 writes, which drop a handful of
+ * entries per array, unlink; a flush dropping most of a large array
+ * rebuilds. The limit, 8 + half the entries valid before, is an estimate
+ * of that crossover, not tuned. */
 unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
 {
     g_assert(cause == TLB_FLUSH_CR3 || cause == TLB_FLUSH_PCID);
-    unsigned n = 0;
+    unsigned n = 0, limit = t->bucket ? 8 + t->nvalid / 2 : 0;
     FOR_EACH_VALID(t, s) {
         if (!t->ent[s].global && t->ent[s].pcid == pcid) {
             t->sgen[s]++;
+            /* Past the limit the index is rebuilt below, whatever was
+             * unlinked before. */
+            if (n < limit)
+                index_unlink(t, s);
             mark_invalid(t, s);
             t->tag[s] = (Tag){ 0, MASK_FULL };
             n++;
         }
     }
     t->nvalid -= n;
-    if (n)
+    if (n > limit)
         index_rebuild(t);
     count_flush(t, cause, n);
     return n;

@@ -67,7 +67,9 @@ struct Tlb {
                                   * found in no size, until the next fill;
                                   * 0: none. Spares tlb_lookup_slow the same
                                   * probes right after (nothing between can
-                                  * add an entry but a fill) */
+                                  * add an entry but a fill), and the fill
+                                  * that follows its duplicate search
+                                  * (tlb_fill_counted) */
     uint32_t *sgen;              /* per slot: a generation that changes
                                   * whenever the slot does (fill,
                                   * invalidation, flush). A memo of a hit
@@ -182,9 +184,28 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out);
 
 /* tlb_fill, also adding the evictions it counts to *also (the
- * hierarchy's count) (tlb.c). */
+ * hierarchy's count) (tlb.c). It checks nothing: the caller has passed e
+ * through tlb_check_entry and chosen an array that holds its size. */
 const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
                                  TlbFillInfo *info, uint64_t *also);
+
+/* An entry that tlb_fill or tlb_hier_fill was given with a page size that
+ * is no TlbPageSize, a PCID wider than 12 bits (it would spill into the
+ * key) or a VPN past 4 GiB: a caller's bug (tlb.c). */
+G_NORETURN void tlb_bad_entry(const TlbEntry *e);
+
+/* The checks of an entry at the API boundary (tlb_fill, tlb_hier_fill),
+ * as one branch on the fill path. */
+TLB_HOT void tlb_check_entry(const TlbEntry *e)
+{
+    static const uint32_t vpn_max[TLB_NPAGESIZES] = {
+        [TLB_PAGE_4K] = UINT32_MAX >> TLB_SHIFT_4K,
+        [TLB_PAGE_2M] = UINT32_MAX >> TLB_SHIFT_2M,
+    };
+    if (G_UNLIKELY(e->page_size >= TLB_NPAGESIZES || e->pcid > TLB_PCID_MAX ||
+                   e->vpn > vpn_max[e->page_size]))
+        tlb_bad_entry(e);
+}
 
 /* A PCID wider than 12 bits is a caller's bug (it would spill into the
  * key's VPN field). Reported by a noreturn function so the check costs

@@ -1,6 +1,8 @@
 /* The per-core hierarchy: split ITLB/DTLB, shared vs separate large-page
  * arrays, the STLB, the dirty-bit rule, the PDE cache, construction from a
  * preset and its errors. */
+#include <signal.h>
+
 #include "tlb_test.h"
 
 static TlbHierarchy *hier(const TlbHierConfig *c)
@@ -369,6 +371,68 @@ START_TEST(hierarchy_report)
 }
 END_TEST
 
+/* Caller bugs at the fill API boundary stop the program (g_error raises
+ * SIGTRAP): a PCID wider than 12 bits, a page size that is no TlbPageSize,
+ * a VPN past 4 GiB, a page size the array does not hold. The checks moved
+ * off the array's fill path to tlb_fill and tlb_hier_fill; these make sure
+ * they are still there. */
+static TlbHierarchy *p4like(void)
+{
+    TlbHierConfig c = { .itlb_4k = geom(16, 16, PG_4K), .dtlb_4k = geom(16, 16, PG_4K2M) };
+    return hier(&c);
+}
+
+START_TEST(hier_fill_rejects_wide_pcid)
+{
+    TlbEntry e = ent_4k(0x1000, 0x1000, false);
+    tlb_hier_fill(p4like(), ACCESS_READ, 3, &e);
+}
+END_TEST
+
+START_TEST(hier_fill_rejects_bad_size)
+{
+    TlbEntry e = ent_4k(0x1000, 0, false);
+    e.page_size = 2;
+    tlb_hier_fill(p4like(), ACCESS_READ, 3, &e);
+}
+END_TEST
+
+START_TEST(hier_fill_rejects_large_vpn)
+{
+    TlbEntry e = ent_2m(0, 0, false);
+    e.vpn = 0x800;                   /* 2 MiB pages below 4 GiB: VPN < 0x800 */
+    tlb_hier_fill(p4like(), ACCESS_READ, 3, &e);
+}
+END_TEST
+
+START_TEST(fill_rejects_wide_pcid)
+{
+    Tlb *t = new_tlb(16, 16, PG_4K, "lru", 1);
+    TlbEntry e = ent_4k(0x1000, 0xFFFF, false);
+    tlb_fill(t, &e, ACCESS_READ, 3, NULL);
+}
+END_TEST
+
+START_TEST(fill_rejects_unheld_size)
+{
+    Tlb *t = new_tlb(16, 16, PG_4K, "lru", 1);
+    TlbEntry e = ent_2m(0x200000, 0, false);
+    tlb_fill(t, &e, ACCESS_READ, 3, NULL);
+}
+END_TEST
+
+START_TEST(fill_accepts_limits)
+{
+    /* The largest legal values pass the same checks. */
+    TlbHierarchy *h = p4like();
+    TlbEntry a = ent_4k(0xFFFFF000u, TLB_PCID_MAX, false);
+    TlbEntry b = ent_2m(0xFFE00000u, TLB_PCID_MAX, true);
+    ck_assert_uint_eq(tlb_hier_fill(h, ACCESS_READ, 3, &a)->vpn, 0xFFFFF);
+    ck_assert_uint_eq(tlb_hier_fill(h, ACCESS_WRITE, 0, &b)->vpn, 0x7FF);
+    tlb_hier_free(h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tlb");
@@ -383,6 +447,12 @@ int main(void)
     tcase_add_test(tc, from_preset_and_errors);
     tcase_add_test(tc, random_policy_reproducible_in_hierarchy);
     tcase_add_test(tc, hierarchy_report);
+    tcase_add_test(tc, fill_accepts_limits);
+    tcase_add_test_raise_signal(tc, hier_fill_rejects_wide_pcid, SIGTRAP);
+    tcase_add_test_raise_signal(tc, hier_fill_rejects_bad_size, SIGTRAP);
+    tcase_add_test_raise_signal(tc, hier_fill_rejects_large_vpn, SIGTRAP);
+    tcase_add_test_raise_signal(tc, fill_rejects_wide_pcid, SIGTRAP);
+    tcase_add_test_raise_signal(tc, fill_rejects_unheld_size, SIGTRAP);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

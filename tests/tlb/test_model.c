@@ -119,6 +119,31 @@ static unsigned ref_flush(Ref *r, int kind, uint32_t lin, uint16_t pcid)
     return n;
 }
 
+/* Fill e into the array and the model and compare where it went. With
+ * info, as reported; without (how the hierarchy fills, and the array's
+ * shortest path), the entry read back from the model's set and way, and
+ * the evictions left to the final counters. */
+static void check_fill(Tlb *t, Ref *r, const TlbEntry *e, Access a, bool with_info)
+{
+    TlbFillInfo got, want = ref_fill(r, e);
+    if (with_info) {
+        tlb_fill(t, e, a, 3, &got);
+        ck_assert_uint_eq(got.set, want.set);
+        ck_assert_uint_eq(got.way, want.way);
+        ck_assert_int_eq(got.evicted, want.evicted);
+        ck_assert_int_eq(got.refreshed, want.refreshed);
+        ck_assert_uint_eq(got.superseded, want.superseded);
+        return;
+    }
+    const TlbEntry *n = tlb_fill(t, e, a, 3, NULL);
+    ck_assert(n->vpn == e->vpn && n->pcid == e->pcid && n->page_size == e->page_size &&
+              n->global == e->global && n->frame == e->frame);
+    TlbEntry at;
+    ck_assert(tlb_entry_at(t, want.set, want.way, &at));
+    ck_assert(at.vpn == e->vpn && at.pcid == e->pcid && at.page_size == e->page_size &&
+              at.global == e->global && at.frame == e->frame);
+}
+
 static void run_differential(unsigned entries, unsigned ways, const char *policy,
                              uint64_t seed)
 {
@@ -153,13 +178,16 @@ static void run_differential(unsigned entries, unsigned ways, const char *policy
             TlbEntry e = big ? ent_2m(flin, pcid, (x >> 32) % 6 == 0)
                              : ent_4k(flin, pcid, (x >> 32) % 6 == 0);
             e.dirty = (x >> 36) % 3 != 0;
-            TlbFillInfo got, want = ref_fill(&r, &e);
-            tlb_fill(t, &e, a, 3, &got);
-            ck_assert_uint_eq(got.set, want.set);
-            ck_assert_uint_eq(got.way, want.way);
-            ck_assert_int_eq(got.evicted, want.evicted);
-            ck_assert_int_eq(got.refreshed, want.refreshed);
-            ck_assert_uint_eq(got.superseded, want.superseded);
+            if ((x >> 52) % 2) {
+                /* First a lookup of the page, as the MMU's miss path
+                 * makes: a miss lets the fill skip the duplicate search. */
+                const TlbEntry *le = NULL;
+                int idx;
+                TlbResult lr = tlb_lookup(t, flin, pcid, a, 3, &le);
+                ck_assert_int_eq(lr == TLB_HIT ? 2 : lr == TLB_MISS_DIRTY ? 1 : 0,
+                                 ref_lookup(&r, flin, pcid, a, &idx));
+            }
+            check_fill(t, &r, &e, a, (x >> 53) % 2);
         } else {
             unsigned got, want;
             /* Mostly INVLPG (it must find globals of any PCID and 2 MiB
@@ -225,17 +253,9 @@ static void run_stream(unsigned entries, unsigned ways, uint64_t seed)
                          ref_lookup(&r, lin, 0, a, &idx));
         TlbEntry n = ent_4k(lin, 0, false);
         n.dirty = true;
-        TlbFillInfo gf, wf = ref_fill(&r, &n);
-        tlb_fill(t, &n, a, 3, &gf);
-        ck_assert_uint_eq(gf.way, wf.way);
-        ck_assert_int_eq(gf.evicted, wf.evicted);
-        ck_assert_int_eq(gf.refreshed, wf.refreshed);
-        if (op < 10) {                       /* the same page filled again */
-            wf = ref_fill(&r, &n);
-            tlb_fill(t, &n, a, 3, &gf);
-            ck_assert_uint_eq(gf.way, wf.way);
-            ck_assert_int_eq(gf.refreshed, wf.refreshed);
-        }
+        check_fill(t, &r, &n, a, step % 2);
+        if (op < 10)                         /* the same page filled again */
+            check_fill(t, &r, &n, a, step % 4 < 2);
         unsigned again = op < 900 ? 1 : op < 930 ? 2 : op < 960 ? 0 : 1;
         for (unsigned k = 0; k < again + (op >= 960 && op < 990); k++) {
             /* op 960..989: then an older page */
@@ -266,6 +286,65 @@ static void run_stream(unsigned entries, unsigned ways, uint64_t seed)
     tlb_free(t);
 }
 
+/* CR3/PCID flushes keep the hash index by unlinking each dropped entry,
+ * or rebuild it when a flush drops most of the array (tlb.c). Rounds of
+ * fills in which PCID 0 owns from none to all of the array (a few global
+ * entries besides), each ended by a CR3 flush of PCID 0: the count, then a
+ * lookup of every page of the pool under both PCIDs, must agree with the
+ * naive model, and the next round's fills evict the survivors (an entry
+ * left off its chain, or a dropped one left on it, breaks lookups or the
+ * unlink of a later eviction). Both regimes must have occurred: flushes
+ * dropping at most half the valid entries (unlinked) and flushes dropping
+ * more than 8 + half (rebuilt). */
+static void run_flush_regimes(unsigned entries, unsigned ways, uint64_t seed)
+{
+    Tlb *t = new_tlb(entries, ways, PG_4K2M, "lru", 1);
+    Ref r = { .sets = entries / ways, .ways = ways, .holds = { true, true } };
+    r.e = g_new0(RefEnt, entries);
+    uint64_t rng = seed;
+    unsigned pool = entries * 2, few = 0, most = 0;
+    for (unsigned round = 0; round < 120; round++) {
+        unsigned own = round % 9;    /* PCID 0 owns own/8 of the fills */
+        for (unsigned k = 0; k < entries * 2; k++) {
+            uint64_t x = tlb_splitmix64(&rng);
+            uint32_t lin = (uint32_t)(x % pool) * 0x1000u;
+            uint16_t pcid = (x >> 20) % 8 < own ? 0 : 1;
+            TlbEntry e = ent_4k(lin, pcid, (x >> 32) % 40 == 0);
+            check_fill(t, &r, &e, ACCESS_READ, k % 2);
+        }
+        unsigned before = tlb_valid_count(t);
+        ck_assert_uint_eq(before, count_valid(t));
+        unsigned want = ref_flush(&r, 0, 0, 0);
+        ck_assert_uint_eq(tlb_flush_nonglobal(t, 0, TLB_FLUSH_CR3), want);
+        ck_assert_uint_eq(tlb_valid_count(t), before - want);
+        if (want > 0 && want <= before / 2)
+            few++;
+        if (want > 8 + before / 2)
+            most++;
+        for (unsigned pg = 0; pg < pool; pg++)
+            for (uint16_t pcid = 0; pcid < 2; pcid++) {
+                const TlbEntry *e = NULL;
+                int idx;
+                TlbResult got = tlb_lookup(t, pg * 0x1000u, pcid, ACCESS_READ, 3, &e);
+                ck_assert_int_eq(got == TLB_HIT ? 2 : 0,
+                                 ref_lookup(&r, pg * 0x1000u, pcid, ACCESS_READ, &idx));
+            }
+    }
+    ck_assert_uint_gt(few, 5);
+    ck_assert_uint_gt(most, 5);
+    g_free(r.e);
+    tlb_free(t);
+}
+
+START_TEST(fa64_flush_regimes) { run_flush_regimes(64, 64, 21); }
+END_TEST
+
+START_TEST(sa64x4_flush_regimes) { run_flush_regimes(64, 4, 22); }
+END_TEST
+
+START_TEST(fa128_flush_regimes) { run_flush_regimes(128, 128, 23); }
+END_TEST
+
 START_TEST(fa64_lru_stream) { run_stream(64, 64, 11); }
 END_TEST
 START_TEST(sa48x12_lru_stream) { run_stream(48, 12, 12); }
@@ -281,6 +360,11 @@ START_TEST(sa32x16_lru_hashed_two_sets) { run_differential(32, 16, "lru", 3); }
 END_TEST
 START_TEST(sa48x12_lru_hashed_odd_ways) { run_differential(48, 12, "lru", 4); }
 END_TEST
+/* Set 5 of this one straddles a word of the valid bitmap (slots 60-71):
+ * the lowest invalid way is searched across words. */
+START_TEST(sa96x12_lru_set_across_words) { run_differential(96, 12, "lru", 8); }
+END_TEST
+
 START_TEST(fa8_fifo_scanned) { run_differential(8, 8, "fifo", 5); }
 END_TEST
 START_TEST(fa64_fifo_hashed) { run_differential(64, 64, "fifo", 6); }
@@ -297,8 +381,12 @@ int main(void)
     tcase_add_test(tc, sa8x2_lru_scanned);
     tcase_add_test(tc, sa32x16_lru_hashed_two_sets);
     tcase_add_test(tc, sa48x12_lru_hashed_odd_ways);
+    tcase_add_test(tc, sa96x12_lru_set_across_words);
     tcase_add_test(tc, fa8_fifo_scanned);
     tcase_add_test(tc, fa64_fifo_hashed);
+    tcase_add_test(tc, fa64_flush_regimes);
+    tcase_add_test(tc, sa64x4_flush_regimes);
+    tcase_add_test(tc, fa128_flush_regimes);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
