@@ -95,6 +95,16 @@ static inline bool block_fetch(Cpu *c, uint32_t lin, uint64_t frame, bool *fault
     return c->fetch_pa == frame && c->fetch_host;
 }
 
+/* Retire an instruction that completed: EIP moves on, and it is counted
+ * (as step() in cpu.c does). */
+static inline __attribute__((always_inline)) void retire(Cpu *c, const Insn *in, uint64_t user)
+{
+    c->eip = c->next_eip;
+    c->insns++;
+    c->insns_user += user;
+    c->cycles += in->cost;
+}
+
 uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
 {
     const SegCache *cs = &c->seg[SEG_CS];
@@ -121,16 +131,20 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
     const uint32_t cs_base0 = cs->base;
     uint64_t done = 0;
 again:;
-    uint32_t eip = eip0, lin = lin0;
+    uint32_t eip = eip0;
     unsigned n = (unsigned)MIN((uint64_t)b->n, budget - done);
     for (unsigned k = 0; k < n; k++) {
         const Insn *in = &b->insn[k];
         if (k > 0 && cpu_at_breakpoint(c, eip))
             return done + k;
-        uint32_t last = lin + in->len - 1;
+        /* Fetch references: for the first instruction wherever its bytes
+         * leave Cpu.fetch_blk, for the others where block_build found
+         * they must (newfetch). */
         if (UNLIKELY(k > 0 ? b->newfetch[k]
-                           : ((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
-                              (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk))) {
+                           : (((cs_base0 + eip) & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
+                              ((cs_base0 + eip + in->len - 1) & ~(FETCH_BLOCK - 1)) !=
+                                  c->fetch_blk))) {
+            uint32_t lin = cs_base0 + eip, last = lin + in->len - 1;
             bool fault = false;
             if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
                 if (!fault)
@@ -142,21 +156,19 @@ again:;
         uint32_t fall = eip + in->len;
         c->next_eip = fall;
         int r = in->fn(c, in);
-        if (UNLIKELY(r != XR_OK) && r != XR_STOP) {
-            if (r == XR_FAULT)
-                *rc = cpu_take_exception(c);
-            return done + k + 1;         /* XR_FAULT, XR_AGAIN */
-        }
-        eip = c->next_eip;
-        c->eip = eip;
-        c->insns++;
-        c->insns_user += user;
-        c->cycles += in->cost;
-        if (UNLIKELY(r == XR_STOP)) {
+        if (UNLIKELY(r != XR_OK)) {
+            if (r != XR_STOP) {
+                if (r == XR_FAULT)
+                    *rc = cpu_take_exception(c);
+                return done + k + 1;     /* XR_FAULT, XR_AGAIN */
+            }
+            retire(c, in, user);         /* XR_STOP: retired, then stop */
             *rc = XR_STOP;
             return done + k + 1;
         }
-        /* A jump, a pending event, a fetch block forgotten, a write
+        retire(c, in, user);
+        eip = c->eip;
+        /* A jump, a pending event, a forgotten fetch block, a write
          * that may be code: block_exit covers all but a jump elsewhere
          * (cpu_priv.h: cpu_jump, cpu_pend, cpu_fetch_forget). */
         if (UNLIKELY((eip != fall) | c->block_exit)) {
@@ -178,7 +190,6 @@ again:;
             }
             goto again;
         }
-        lin += in->len;
     }
     return done + n;
 }
