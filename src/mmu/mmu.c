@@ -97,7 +97,7 @@ static void memo_clear(Mmu *m)
 {
     for (unsigned side = 0; side < 2; side++)
         for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
-            m->memo[side][i].page = MEMO_NONE;
+            m->memo[side][i].key = MEMO_NONE;
 }
 
 void mmu_set_shortcuts(Mmu *m, bool on)
@@ -249,8 +249,7 @@ static MMU_INLINE void memo_make(Mmu *m, uint32_t lin, Access access, int cpl,
                          (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
                              << ACCESS_WRITE;
     MmuMemo *mm = mmu_memo_at(m, lin, access);
-    mm->page = lin & ~(uint32_t)(PAGE_SIZE - 1);
-    mm->cpl = cpl;
+    mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
     mm->sgen = t->sgen[slot];
     mm->ok = (uint8_t)ok;
     mm->slot = (int)slot;

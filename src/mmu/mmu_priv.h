@@ -38,8 +38,8 @@
  * they exist (physmem.h), so `host` stays valid; no memo is made for a
  * frame never written (its host page does not exist yet). */
 typedef struct {
-    uint32_t page;               /* linear page; MEMO_NONE when empty */
-    int32_t cpl;
+    uint32_t key;                /* linear page | CPL (0-3), compared at
+                                  * once; MEMO_NONE when empty */
     uint32_t sgen;               /* *gen when made */
     uint8_t ok;                  /* 1 << access for each access it answers */
     int slot;
@@ -49,7 +49,7 @@ typedef struct {
     uint8_t *host;               /* its frame */
 } MmuMemo;
 
-#define MEMO_NONE 1u             /* never a page address (pages are 4 KiB aligned) */
+#define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
 #define MEMO_BITS 4              /* 16 per side: a syscall's stack, task,
                                   * pt_regs and user pages rarely collide */
 
@@ -93,7 +93,7 @@ TLB_HOT MmuMemo *mmu_memo_at(Mmu *m, uint32_t lin, Access access)
 TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cpl)
 {
     const MmuMemo *mm = mmu_memo_at(m, lin, access);
-    if (mm->page == (lin & ~(uint32_t)(PAGE_SIZE - 1)) && mm->cpl == cpl &&
+    if (mm->key == ((lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl) &&
         (mm->ok >> access & 1) && mm->sgen == *mm->gen)
         return mm;
     return NULL;
