@@ -14,8 +14,10 @@
  * and ways described above): each level has a lookup function for its
  * associativity, chosen in cache_new, that compares the ways unrolled and
  * shifts the set once, then on a miss tail-calls the next level's, and the
- * last level's memory's. So cache_access is two counts and a jump, and a
- * level costs its compares and one fixed-size shift. */
+ * last level's memory's. So cache_access is one count and a jump, and a
+ * level costs its compares, one fixed-size shift and a count or two:
+ * totals that can be derived from the levels' counts are, when read
+ * (cache_stats). */
 #include "mmu/cache.h"
 #include "mmu/cache_priv.h"
 
@@ -124,13 +126,14 @@ CACHE_HOT void set_shift(uint64_t *row, unsigned w)
 /* A miss in a set of n ways: every way moves down one place, the last
  * (LRU, or invalid: invalid ways collect at the back) falls off, and the
  * line goes in front. */
-CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelStats *s)
+CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelCounts *s)
 {
-    if (row[n - 1] != CACHE_TAG_INVALID)
-        s->evictions++;
-    s->misses++;
-    set_shift(row, n - 1);
+    bool empty = row[n - 1] == CACHE_TAG_INVALID;
+    set_shift(row, n - 1);       /* before the counts, which might alias row */
     row[0] = line;
+    if (empty)
+        s->fills_empty++;
+    s->misses++;
     return false;
 }
 
@@ -140,9 +143,9 @@ CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelStat
  * the same reordering, way for way, as set_access_any's carry through
  * every way scanned (tests/mmu/test_cache.c checks each width against a
  * naive timestamp LRU). The line is in at most one way. first is 1 when
- * way 0 is already known not to hold the line (cache_access_after_mru),
+ * way 0 is already known not to hold the line (cache_access_fast),
  * else 0; a constant wherever these are inlined. */
-CACHE_HOT bool set_access_4(uint64_t *row, uint64_t line, CacheLevelStats *s, unsigned first)
+CACHE_HOT bool set_access_4(uint64_t *row, uint64_t line, CacheLevelCounts *s, unsigned first)
 {
     if (!first)
         SET_TRY_WAY(row, line, 0, s);
@@ -152,7 +155,7 @@ CACHE_HOT bool set_access_4(uint64_t *row, uint64_t line, CacheLevelStats *s, un
     return set_miss(row, line, 4, s);
 }
 
-CACHE_HOT bool set_access_8(uint64_t *row, uint64_t line, CacheLevelStats *s, unsigned first)
+CACHE_HOT bool set_access_8(uint64_t *row, uint64_t line, CacheLevelCounts *s, unsigned first)
 {
     if (!first)
         SET_TRY_WAY(row, line, 0, s);
@@ -166,7 +169,7 @@ CACHE_HOT bool set_access_8(uint64_t *row, uint64_t line, CacheLevelStats *s, un
     return set_miss(row, line, 8, s);
 }
 
-CACHE_HOT bool set_access_16(uint64_t *row, uint64_t line, CacheLevelStats *s, unsigned first)
+CACHE_HOT bool set_access_16(uint64_t *row, uint64_t line, CacheLevelCounts *s, unsigned first)
 {
     if (!first)
         SET_TRY_WAY(row, line, 0, s);
@@ -191,7 +194,7 @@ CACHE_HOT bool set_access_16(uint64_t *row, uint64_t line, CacheLevelStats *s, u
 /* Any associativity: scan the ways, shifting each one down a place as we
  * pass it; on a hit at way w the ways before it have moved to 1..w and the
  * line goes to the front; on a miss the last (LRU) way has fallen off. */
-CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLevelStats *s)
+CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLevelCounts *s)
 {
     uint64_t carry = row[0];
     if (carry == line) {
@@ -208,8 +211,8 @@ CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLev
         }
         carry = t;
     }
-    if (carry != CACHE_TAG_INVALID)
-        s->evictions++;
+    if (carry == CACHE_TAG_INVALID)
+        s->fills_empty++;
     row[0] = line;
     s->misses++;
     return false;
@@ -220,70 +223,77 @@ CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLev
 /* Level L of n ways (0: any, L->ways) from way first of the line's set,
  * row, then on a miss the level behind it (a tail call; memory's ends the
  * chain). Returns the cycles of the level that supplied the line. */
-CACHE_HOT unsigned level_rest(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line,
+CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t line,
                               unsigned n, unsigned first)
 {
-    bool hit = n == 4 ? set_access_4(row, line, L->st, first)
-             : n == 8 ? set_access_8(row, line, L->st, first)
-             : n == 16 ? set_access_16(row, line, L->st, first)
-             : set_access_any(row, line, L->ways, L->st);
+    bool hit = n == 4 ? set_access_4(row, line, &L->n, first)
+             : n == 8 ? set_access_8(row, line, &L->n, first)
+             : n == 16 ? set_access_16(row, line, &L->n, first)
+             : set_access_any(row, line, L->ways, &L->n);
     if (!hit)
         return L[1].access(L + 1, paddr);
-    L->all->cycles += L->latency;
     return L->latency;
 }
 
 /* The same from way 0: CacheLevelAccessFn's job for n ways. */
-CACHE_HOT unsigned level_step(const Level *L, uint64_t paddr, unsigned n)
+CACHE_HOT unsigned level_step(Level *L, uint64_t paddr, unsigned n)
 {
     uint64_t line = paddr >> L->line_shift;
     uint64_t *row = L->tags + (size_t)(line & L->set_mask) * (n ? n : L->ways);
     return level_rest(L, paddr, row, line, n, 0);
 }
 
-static unsigned level_access_4(const Level *L, uint64_t paddr) { return level_step(L, paddr, 4); }
-static unsigned level_access_8(const Level *L, uint64_t paddr) { return level_step(L, paddr, 8); }
-static unsigned level_access_16(const Level *L, uint64_t paddr) { return level_step(L, paddr, 16); }
-static unsigned level_access_any(const Level *L, uint64_t paddr) { return level_step(L, paddr, 0); }
+static unsigned level_access_4(Level *L, uint64_t paddr) { return level_step(L, paddr, 4); }
+static unsigned level_access_8(Level *L, uint64_t paddr) { return level_step(L, paddr, 8); }
+static unsigned level_access_16(Level *L, uint64_t paddr) { return level_step(L, paddr, 16); }
+static unsigned level_access_any(Level *L, uint64_t paddr) { return level_step(L, paddr, 0); }
 
 /* CacheLevelAfterMruFn's job for n ways; any other width starts over from
  * way 0, which finds nothing there and changes nothing. */
-static unsigned level_after_mru_4(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+static unsigned level_after_mru_4(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
 {
     return level_rest(L, paddr, row, line, 4, 1);
 }
-static unsigned level_after_mru_8(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+static unsigned level_after_mru_8(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
 {
     return level_rest(L, paddr, row, line, 8, 1);
 }
-static unsigned level_after_mru_16(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+static unsigned level_after_mru_16(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
 {
     return level_rest(L, paddr, row, line, 16, 1);
 }
-static unsigned level_after_mru_any(const Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+static unsigned level_after_mru_any(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
 {
     (void)row, (void)line;
     return L->access(L, paddr);
 }
 
-/* Memory, behind the last level: supplies every line. */
-static unsigned level_access_mem(const Level *L, uint64_t paddr)
+/* Memory, behind the last level: supplies every line. Its references are
+ * the last level's misses (cache_stats). */
+static unsigned level_access_mem(Level *L, uint64_t paddr)
 {
     (void)paddr;
-    L->all->mem++;
-    L->all->cycles += L->latency;
+    return L->latency;
+}
+
+/* Memory when there is no level at all: its references are counted here. */
+static unsigned level_access_mem_bare(Level *L, uint64_t paddr)
+{
+    (void)paddr;
+    L->all->bare++;
     return L->latency;
 }
 
 /* ---- the hierarchy ------------------------------------------------------ */
 
-static void level_init(Level *L, const CacheGeom *g, CacheStats *all, unsigned index)
+static void level_init(Level *L, const CacheGeom *g, CacheCounts *all)
 {
     L->ways = g->ways;
     L->latency = g->latency;
     L->line_shift = log2u(g->line);
     L->nsets = g->size / ((size_t)g->ways * g->line);
     L->set_mask = L->nsets - 1;
+    L->row_bytes = L->ways * sizeof *L->tags;
     L->tags = g_new(uint64_t, L->nsets * L->ways);
     for (size_t i = 0; i < L->nsets * L->ways; i++)
         L->tags[i] = CACHE_TAG_INVALID;
@@ -293,21 +303,22 @@ static void level_init(Level *L, const CacheGeom *g, CacheStats *all, unsigned i
     L->after_mru = L->ways == 4 ? level_after_mru_4
                  : L->ways == 8 ? level_after_mru_8
                  : L->ways == 16 ? level_after_mru_16 : level_after_mru_any;
-    L->st = &all->level[index];
     L->all = all;
 }
 
 /* The line no reference has: UINT64_MAX is no line number (cache_priv.h). */
 static uint64_t no_line = CACHE_TAG_INVALID;
 
-/* Memory's level, after the last cache. Its tag is never written: its
- * lookups are level_access_mem, and cache_access_fast only reads way 0 of
- * set 0, which holds no line. */
-static void level_init_mem(Level *L, CacheStats *all, unsigned mem_latency)
+/* Memory's level, after the last cache (or the only one, bare). Its tag
+ * is never written: its lookups are level_access_mem(_bare), and
+ * cache_access_fast only reads way 0 of set 0, which holds no line. */
+static void level_init_mem(Level *L, CacheCounts *all, unsigned mem_latency, bool bare)
 {
-    *L = (Level){ .tags = &no_line, .set_mask = 0, .line_shift = 3, .ways = 1,
-                  .latency = mem_latency, .nsets = 1, .access = level_access_mem,
-                  .after_mru = level_after_mru_any, .st = NULL, .all = all };
+    *L = (Level){ .tags = &no_line, .set_mask = 0, .row_bytes = sizeof no_line,
+                  .line_shift = 3, .ways = 1,
+                  .latency = mem_latency, .nsets = 1,
+                  .access = bare ? level_access_mem_bare : level_access_mem,
+                  .after_mru = level_after_mru_any, .all = all };
 }
 
 CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
@@ -342,8 +353,9 @@ CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
     c->nlevels = n;
     c->mem_latency = mem_latency;
     for (unsigned i = 0; i < n; i++)
-        level_init(&c->lv[i], g[i], &c->st, i);
-    level_init_mem(&c->lv[n], &c->st, mem_latency);
+        level_init(&c->lv[i], g[i], &c->n);
+    level_init_mem(&c->lv[n], &c->n, mem_latency, n == 0);
+    c->view = &c->view_store;
     return c;
 }
 
@@ -363,17 +375,8 @@ void cache_free(CacheHier *c)
 
 unsigned cache_access(CacheHier *c, uint64_t paddr, bool write)
 {
-    c->st.accesses++;
-    c->st.writes += write;
+    c->n.writes += write;
     return c->lv[0].access(&c->lv[0], paddr);
-}
-
-unsigned cache_access_after_mru(CacheHier *c, uint64_t paddr, bool write, uint64_t *row,
-                                uint64_t line)
-{
-    c->st.accesses++;
-    c->st.writes += write;
-    return c->lv[0].after_mru(&c->lv[0], paddr, row, line);
 }
 
 /* The level that supplies a line is the first that holds it: a level is
@@ -390,10 +393,8 @@ unsigned cache_access_from(CacheHier *c, uint64_t paddr, bool write,
 unsigned cache_access_uncached(CacheHier *c, uint64_t paddr, bool write)
 {
     (void)paddr;
-    c->st.uncached++;
-    c->st.writes += write;
-    c->st.mem++;
-    c->st.cycles += c->mem_latency;
+    c->n.uncached++;
+    c->n.writes += write;
     return c->mem_latency;
 }
 
@@ -437,6 +438,49 @@ unsigned cache_latency(const CacheHier *c, CacheLevel level)
     return c->lv[level].latency;
 }
 
-const CacheStats *cache_stats(const CacheHier *c) { return &c->st; }
+/* The statistics from the counts. Each total is exact, not an estimate
+ * (uint64_t arithmetic wraps, so every identity holds modulo 2^64 even
+ * past overflow, as the running sums it replaces did):
+ * - accesses: every cached reference (cache_access, cache_access_fast,
+ *   cache_access_from through cache_access) looks L1 up exactly once, a hit
+ *   or a miss; uncached ones look nothing up. With no level, each goes
+ *   straight to level_access_mem_bare, which counts it.
+ * - mem: a level is looked up only after the one above missed, and a miss
+ *   in the last level goes on to memory and nowhere else; so memory supplied
+ *   the last level's misses (bare: every cached reference), plus the
+ *   uncached references.
+ * - cycles: a reference returns the latency of the level that supplied it,
+ *   the one it hit (it hits at most one: the lookup stops there) or memory;
+ *   latencies never change after cache_new. So the sum of the returns is
+ *   sum(hits[l] x latency[l]) + mem x mem_latency.
+ * - evictions: a miss fills exactly one way, its set's last, which held a
+ *   line (an eviction) or none (fills_empty).
+ * cache_state_stats_add adds to the counts in the same terms (linear maps,
+ * so a delta of two answers converts back exactly). */
+const CacheStats *cache_stats(const CacheHier *c)
+{
+    const CacheCounts *n = &c->n;
+    CacheStats *v = c->view;
+    memset(v, 0, sizeof *v);
+    uint64_t cycles = 0;
+    for (unsigned l = 0; l < c->nlevels; l++) {
+        const CacheLevelCounts *k = &c->lv[l].n;
+        v->level[l].hits = k->hits;
+        v->level[l].misses = k->misses;
+        v->level[l].evictions = k->misses - k->fills_empty;
+        cycles += k->hits * c->lv[l].latency;
+    }
+    v->accesses = c->nlevels ? v->level[0].hits + v->level[0].misses : n->bare;
+    v->mem = (c->nlevels ? v->level[c->nlevels - 1].misses : n->bare) + n->uncached;
+    v->writes = n->writes;
+    v->uncached = n->uncached;
+    v->cycles = cycles + v->mem * c->mem_latency;
+    return v;
+}
 
-void cache_reset_stats(CacheHier *c) { memset(&c->st, 0, sizeof c->st); }
+void cache_reset_stats(CacheHier *c)
+{
+    memset(&c->n, 0, sizeof c->n);
+    for (unsigned l = 0; l < c->nlevels; l++)
+        memset(&c->lv[l].n, 0, sizeof c->lv[l].n);
+}

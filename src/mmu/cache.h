@@ -60,10 +60,8 @@ typedef struct {
     uint64_t evictions;          /* fills that replaced a valid line */
 } CacheLevelStats;
 
-/* The order of the totals is the host's business only: accesses, writes
- * and cycles, which every reference adds to, are kept apart so that the
- * compiler adds to them one by one (three instructions) rather than
- * packing two neighbours into a vector add (eight). */
+/* What cache_stats answers. Every figure is exact; most are worked out
+ * from per-level counts when asked (cache.c says how), not kept here. */
 typedef struct {
     CacheLevelStats level[CACHE_MAX_LEVELS];
     uint64_t accesses;           /* cache_access calls */
@@ -113,6 +111,10 @@ void cache_invalidate_all(CacheHier *c);
 
 unsigned cache_levels(const CacheHier *c);       /* 0..3 */
 unsigned cache_latency(const CacheHier *c, CacheLevel level);
+/* The statistics as of this call: the hierarchy's own copy, filled in
+ * here (most totals are derived from per-level counts when read rather
+ * than added to at every reference, cache.c), so call again after more
+ * references rather than keep the pointer. */
 const CacheStats *cache_stats(const CacheHier *c);
 void cache_reset_stats(CacheHier *c);
 

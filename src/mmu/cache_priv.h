@@ -19,28 +19,46 @@
 
 typedef struct Level Level;
 
+/* What the hot path counts, per level (in the level, beside what its
+ * lookup reads anyway): the lookups, and the misses that filled an empty
+ * (invalid) way; then per hierarchy. CacheStats (cache.h) is derived from
+ * these when read (cache_stats, cache.c, which proves each total exact), so
+ * a reference adds to no total it can be derived for. */
+typedef struct {
+    uint64_t hits, misses;
+    uint64_t fills_empty;        /* misses whose victim way held no line */
+} CacheLevelCounts;
+
+typedef struct {
+    uint64_t writes;             /* cached and uncached references that write */
+    uint64_t uncached;           /* cache_access_uncached calls */
+    uint64_t bare;               /* cached references when there is no level at all */
+} CacheCounts;
+
 /* Look paddr up in level L and, on a miss, in the levels behind it (a tail
- * call to L[1].access); count the lookup in L's statistics, and the cycles
- * of the level that supplied the line; return those cycles. One function
+ * call to L[1].access); count the lookup in L's counts; return the cycles
+ * of the level that supplied the line. One function
  * per associativity (cache.c), chosen once in cache_new, so a reference
  * costs no loop over the levels and no test of their geometry. */
-typedef unsigned (*CacheLevelAccessFn)(const Level *L, uint64_t paddr);
+typedef unsigned (*CacheLevelAccessFn)(Level *L, uint64_t paddr);
 /* The same, when way 0 of the line's set, row (line = paddr >> line_shift),
  * is known not to hold it: the lookup goes on from way 1. */
-typedef unsigned (*CacheLevelAfterMruFn)(const Level *L, uint64_t paddr, uint64_t *row,
+typedef unsigned (*CacheLevelAfterMruFn)(Level *L, uint64_t paddr, uint64_t *row,
                                          uint64_t line);
 
 struct Level {
     uint64_t *tags;              /* sets * ways, each set MRU first */
     uint64_t set_mask;           /* sets - 1 */
+    uint64_t row_bytes;          /* ways * sizeof *tags: a set's bytes, 64 bits wide so
+                                  * that the multiply takes it straight from memory */
     unsigned line_shift;
     unsigned ways;
     unsigned latency;
     size_t nsets;
     CacheLevelAccessFn access;   /* this level, then the next on a miss */
     CacheLevelAfterMruFn after_mru;   /* access, from way 1 on */
-    CacheLevelStats *st;         /* &all->level[this level]; memory's: NULL */
-    CacheStats *all;             /* the hierarchy's statistics */
+    CacheLevelCounts n;          /* this level's lookups; memory's: unused */
+    CacheCounts *all;            /* the hierarchy's counts */
 };
 
 struct CacheHier {
@@ -51,32 +69,31 @@ struct CacheHier {
     Level lv[CACHE_MAX_LEVELS + 1];
     unsigned nlevels;
     unsigned mem_latency;
-    CacheStats st;
+    CacheCounts n;
+    /* cache_stats's answer, derived from n at each call; reached through a
+     * pointer so that a const hierarchy can fill it in. */
+    CacheStats *view;
+    CacheStats view_store;
 };
-
-/* cache_access, when way 0 of the line's L1 set, row, does not hold it
- * (line = paddr >> L1's line_shift): cache_access_fast's way out. */
-unsigned cache_access_after_mru(CacheHier *c, uint64_t paddr, bool write, uint64_t *row,
-                                uint64_t line);
 
 /* cache_access (cache.h) for the commonest reference, a hit in the most
  * recently used way of its L1 set, without a call: counts and costs it
- * exactly as cache_access does. Anything else goes on out of line from
- * way 1 (nothing was changed here). With no cache at all, lv[0]'s one way
- * holds no line, so that is where every reference goes. */
+ * exactly as cache_access does. Anything else goes on out of line, straight
+ * to L1's lookup from way 1 (nothing was changed here but the write count
+ * every reference makes). With no cache at all, lv[0]'s one way holds no
+ * line, so that is where every reference goes: its after_mru is memory's
+ * access. */
 CACHE_HOT unsigned cache_access_fast(CacheHier *c, uint64_t paddr, bool write)
 {
-    const Level *L = &c->lv[0];
+    Level *L = &c->lv[0];
     uint64_t line = paddr >> L->line_shift;
-    uint64_t *row = L->tags + (size_t)(line & L->set_mask) * L->ways;
+    uint64_t *row = (uint64_t *)((char *)L->tags + (line & L->set_mask) * L->row_bytes);
+    c->n.writes += write;
     if (G_LIKELY(row[0] == line)) {
-        c->st.accesses++;
-        c->st.writes += write;
-        c->st.level[0].hits++;
-        c->st.cycles += L->latency;
+        L->n.hits++;
         return L->latency;
     }
-    return cache_access_after_mru(c, paddr, write, row, line);
+    return L->after_mru(L, paddr, row, line);
 }
 
 #endif

@@ -167,8 +167,9 @@ bool cache_state_level_moved(const CacheStats *d, unsigned level)
     return d->level[level].hits || d->level[level].misses;
 }
 
-/* Every counter of CacheStats, once: the two functions below must not
- * forget one. */
+/* Every counter of CacheStats, once: cache_state_stats_diff must not
+ * forget one (cache_state_stats_add, below it, converts each to the
+ * counts behind it). */
 #define CACHE_STATS_FIELDS(X, d, a, b)                                     \
     for (unsigned l = 0; l < CACHE_MAX_LEVELS; l++) {                      \
         X(d->level[l].hits, a->level[l].hits, b->level[l].hits);           \
@@ -182,7 +183,7 @@ bool cache_state_level_moved(const CacheStats *d, unsigned level)
     X(d->cycles, a->cycles, b->cycles)
 
 /* 3 x 3 level counters and 5 totals: a new counter breaks this until it
- * is added above. */
+ * is added above and to cache_state_stats_add. */
 G_STATIC_ASSERT(sizeof(CacheStats) == (3 * CACHE_MAX_LEVELS + 5) * sizeof(uint64_t));
 
 #define SUB(d, a, b) (d) = (a) - (b)
@@ -192,10 +193,34 @@ void cache_state_stats_diff(CacheStats *d, const CacheStats *a, const CacheStats
 }
 #undef SUB
 
+/* The counts behind cache_stats (cache_priv.h) get times x d's share, so
+ * that every statistic derived from them grows by times x d: each is a
+ * linear function of the counts (cache.c, cache_stats), and d, a difference
+ * of two cache_stats answers of this hierarchy, is itself that function of
+ * the counts' difference. A d that is not (a total that disagrees with its
+ * counts) is a caller's error. */
 void cache_state_stats_add(CacheHier *c, const CacheStats *d, uint64_t times)
 {
-    CacheStats *s = &c->st;
-#define ADD(dst, x, unused) (dst) += times * (x)
-    CACHE_STATS_FIELDS(ADD, s, d, d);
-#undef ADD
+    unsigned nl = c->nlevels;
+    uint64_t cycles = 0;
+    for (unsigned l = 0; l < CACHE_MAX_LEVELS; l++) {
+        const CacheLevelStats *x = &d->level[l];
+        if (l >= nl) {
+            g_assert(!x->hits && !x->misses && !x->evictions);
+            continue;
+        }
+        CacheLevelCounts *k = &c->lv[l].n;
+        k->hits += times * x->hits;
+        k->misses += times * x->misses;
+        k->fills_empty += times * (x->misses - x->evictions);
+        cycles += x->hits * c->lv[l].latency;
+    }
+    uint64_t cached = nl ? d->level[0].hits + d->level[0].misses : d->accesses;
+    uint64_t mem = (nl ? d->level[nl - 1].misses : d->accesses) + d->uncached;
+    g_assert(d->accesses == cached && d->mem == mem &&
+             d->cycles == cycles + mem * c->mem_latency);
+    if (!nl)
+        c->n.bare += times * d->accesses;
+    c->n.writes += times * d->writes;
+    c->n.uncached += times * d->uncached;
 }

@@ -49,7 +49,8 @@ bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const Cache
 bool cache_state_level_moved(const CacheStats *d, unsigned level);
 /* d = a - b, counter by counter. */
 void cache_state_stats_diff(CacheStats *d, const CacheStats *a, const CacheStats *b);
-/* Add times x d to every counter of c. */
+/* Add times x d to every counter of c. d must be a difference of two
+ * cache_stats answers of c, as cache_state_stats_diff makes (checked). */
 void cache_state_stats_add(CacheHier *c, const CacheStats *d, uint64_t times);
 
 #endif

@@ -3,7 +3,9 @@
  * checked against a second, deliberately naive LRU model written here
  * (timestamps instead of recency order), for every associativity the
  * lookup has its own code for and some it has not, through every entry
- * point. Latencies of the P4 Northwood come
+ * point; every statistic (most are derived when read, cache.c) against
+ * the naive model's counts, and the statistics arithmetic of
+ * cache_state.h against its definition. Latencies of the P4 Northwood come
  * from REFERENCES.md (L1 2, L2 24, memory 316 clocks), not from the preset
  * loader's output. */
 #include <check.h>
@@ -14,6 +16,7 @@
 #include "cpu/preset.h"
 #include "mmu/cache.h"
 #include "mmu/cache_priv.h"
+#include "mmu/cache_state.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 
@@ -175,6 +178,7 @@ START_TEST(uncached_never_fills)
     cache_access(c, C, false);
     ck_assert(!cache_contains(c, CACHE_L1, A));
     ck_assert(cache_contains(c, CACHE_L1, B));
+    st = cache_stats(c);                             /* as of now (cache.h) */
     ck_assert_uint_eq(st->mem, 2 + 1 + 1 + 1 + 1);  /* 3 uncached + A, B, C */
     cache_free(c);
 }
@@ -414,13 +418,20 @@ static void check_widths(const Widths *wd, unsigned nlevels)
     uint64_t span = 0;                            /* twice the largest level */
     for (unsigned i = 0; i < nlevels; i++)
         span = MAX(span, 2 * (uint64_t)g[i].size);
-    uint64_t lcg = 777 + wd->ways[0], cycles = 0, writes = 0, mem = 0;
+    uint64_t lcg = 777 + wd->ways[0], cycles = 0, writes = 0, mem = 0, uncached = 0;
     const uint64_t steps = 12000;
     for (uint64_t k = 1; k <= steps; k++) {
         lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
         /* Mostly a few lines (hits in L1's ways), else the whole span. */
         uint64_t addr = (lcg >> 33) % ((lcg >> 20) & 3 ? 4 * line[0] * wd->ways[0] : span);
         bool write = (lcg >> 12) & 1;
+        if (k % 7 == 0) {        /* now and then an uncached one: memory, no lookup */
+            ck_assert_uint_eq(cache_access_uncached(c, addr, write), MEM);
+            uncached++;
+            mem++;
+            cycles += MEM;
+            writes += write;
+        }
         unsigned want = MEM, want_from = CACHE_MEM;
         for (unsigned i = 0; i < nlevels; i++)
             if (naive_access(&n[i], addr, k)) {
@@ -448,7 +459,7 @@ static void check_widths(const Widths *wd, unsigned nlevels)
     ck_assert_uint_eq(st->accesses, steps);
     ck_assert_uint_eq(st->writes, writes);
     ck_assert_uint_eq(st->mem, mem);
-    ck_assert_uint_eq(st->uncached, 0);
+    ck_assert_uint_eq(st->uncached, uncached);
     ck_assert_uint_eq(st->cycles, cycles);
     for (unsigned i = 0; i < nlevels; i++) {
         ck_assert_uint_eq(st->level[i].hits, n[i].hits);
@@ -469,6 +480,87 @@ START_TEST(each_width_matches_naive_lru)
     for (size_t i = 0; i < G_N_ELEMENTS(widths); i++)
         for (unsigned nlevels = 1; nlevels <= 3; nlevels++)
             check_widths(&widths[i], nlevels);
+}
+END_TEST
+
+/* ---- statistics arithmetic ------------------------------------------- */
+
+/* The same stream of references, cached and uncached, for both runs. */
+static void run_stream(CacheHier *c, uint64_t *lcg, unsigned n, uint64_t span)
+{
+    for (unsigned k = 0; k < n; k++) {
+        *lcg = *lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint64_t addr = (*lcg >> 33) % span;
+        bool write = (*lcg >> 13) & 1;
+        if ((*lcg >> 40) % 9 == 0)
+            cache_access_uncached(c, addr, write);
+        else
+            cache_access_fast(c, addr, write);
+    }
+}
+
+static void stats_expect(const CacheStats *got, const CacheStats *a, const CacheStats *b,
+                         uint64_t times)
+{
+    /* got == a + times x b, counter by counter (cache_state.h). */
+    for (unsigned l = 0; l < CACHE_MAX_LEVELS; l++) {
+        ck_assert_uint_eq(got->level[l].hits, a->level[l].hits + times * b->level[l].hits);
+        ck_assert_uint_eq(got->level[l].misses,
+                          a->level[l].misses + times * b->level[l].misses);
+        ck_assert_uint_eq(got->level[l].evictions,
+                          a->level[l].evictions + times * b->level[l].evictions);
+    }
+    ck_assert_uint_eq(got->accesses, a->accesses + times * b->accesses);
+    ck_assert_uint_eq(got->writes, a->writes + times * b->writes);
+    ck_assert_uint_eq(got->mem, a->mem + times * b->mem);
+    ck_assert_uint_eq(got->uncached, a->uncached + times * b->uncached);
+    ck_assert_uint_eq(got->cycles, a->cycles + times * b->cycles);
+}
+
+/* cache_state_stats_add adds times x a delta to every statistic, and
+ * cache_reset_stats zeroes them, both such that later references count on
+ * from there: a hierarchy that was given the delta, then runs more, ends
+ * with the statistics of an identical one that ran the same references
+ * plus times x the delta. Evictions and fills of empty ways both occur (the
+ * stream starts cold and overflows every level); with 0 to 3 levels. */
+START_TEST(stats_add_and_reset)
+{
+    const CacheGeom g[3] = { { 512, 4, 32, 3 }, { 2048, 8, 64, 11 }, { 8192, 2, 64, 40 } };
+    for (unsigned nl = 0; nl <= 3; nl++) {
+        const CacheGeom *p[3] = { nl > 0 ? &g[0] : NULL, nl > 1 ? &g[1] : NULL,
+                                  nl > 2 ? &g[2] : NULL };
+        CacheHier *x = cache_new(p[0], p[1], p[2], MEM, NULL);
+        CacheHier *y = cache_new(p[0], p[1], p[2], MEM, NULL);
+        uint64_t lx = 99, ly = 99;
+        run_stream(x, &lx, 3000, 32768);
+        run_stream(y, &ly, 3000, 32768);
+        CacheStats a = *cache_stats(y), b, d, zero = { 0 };
+        run_stream(y, &ly, 2000, 32768);
+        b = *cache_stats(y);
+        cache_state_stats_diff(&d, &b, &a);
+        ck_assert_uint_gt(d.uncached, 0);
+        if (nl)
+            ck_assert_uint_gt(d.level[nl - 1].evictions, 0);
+        cache_state_stats_add(y, &d, 3);
+        stats_expect(cache_stats(y), &b, &d, 3);
+        /* Both run on: y stays x + 3 d (x ran the 2000 too). */
+        run_stream(x, &lx, 2000, 32768);
+        run_stream(x, &lx, 1500, 32768);
+        run_stream(y, &ly, 1500, 32768);
+        CacheStats xs = *cache_stats(x);
+        stats_expect(cache_stats(y), &xs, &d, 3);
+        /* Reset: all zero, then only what follows counts. */
+        cache_reset_stats(y);
+        stats_expect(cache_stats(y), &zero, &zero, 0);
+        CacheStats x0 = *cache_stats(x), x1;
+        run_stream(x, &lx, 1000, 32768);
+        run_stream(y, &ly, 1000, 32768);
+        x1 = *cache_stats(x);
+        cache_state_stats_diff(&d, &x1, &x0);
+        stats_expect(cache_stats(y), &zero, &d, 1);
+        cache_free(x);
+        cache_free(y);
+    }
 }
 END_TEST
 
@@ -505,6 +597,7 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, matches_naive_lru);
     tcase_add_test(tc, each_width_matches_naive_lru);
     tcase_add_test(tc, no_cache_every_entry);
+    tcase_add_test(tc, stats_add_and_reset);
     suite_add_tcase(s, tc);
     return s;
 }
