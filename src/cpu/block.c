@@ -17,10 +17,22 @@
  *     leaves the block and the single step goes on from there without
  *     repeating the reference;
  *   - control flow: any instruction that does not fall through (a taken
- *     jump clears fetch_blk), faults, asks to stop, or leaves an event
- *     pending ends the run; REP instructions between chunks too;
+ *     jump sets BX_JUMP in block_exit), faults, asks to stop, or leaves an
+ *     event pending ends the run; REP instructions between chunks too;
  *   - breakpoints: the run leaves the block before an instruction at a
- *     breakpoint (cpu_at_breakpoint, as the run loop checks). */
+ *     breakpoint (cpu_at_breakpoint, as the run loop checks); a block
+ *     none of whose instruction addresses (but the first) passes the
+ *     breakpoint filter needs no check per instruction (bp_mask);
+ *   - retire accounting in bulk: step() moves EIP and adds 1 to insns
+ *     (and insns_user at CPL 3) and the Insn's cost to cycles after each
+ *     instruction. Here they are added for a run of instructions at once
+ *     (commit(), from the block's prefix sums of costs) and EIP is stored
+ *     once. Nothing can tell while the run stays among "pure" handlers
+ *     (block_pure: they read none of EIP, insns, insns_user, cycles, call
+ *     no hook, port or event code, and only add to cycles, which
+ *     commutes); before any other handler, before a fault is delivered,
+ *     and whenever the run leaves the block, everything is committed, so
+ *     whatever can observe the counters sees step()'s values. */
 #include "cpu/cpu_priv.h"
 
 static inline Block *block_slot(Cpu *c, uint64_t pa)
@@ -45,11 +57,41 @@ static bool ends_block(InsnFn fn)
            fn == h_sysenter || fn == h_sysexit || fn == h_hlt || fn == h_ud;
 }
 
+/* Handlers that may run with the retire counters and EIP not yet
+ * committed (see the top of this file): each reads none of c->eip,
+ * c->insns, c->insns_user, c->cycles (it may add to cycles), calls no
+ * hook, port, event or far-transfer code (cpu_emit, cpu_port_*, pm_*),
+ * and returns only XR_OK or XR_FAULT (faults are delivered by the block
+ * run, after it commits). Checked by reading each one (exec_alu.c,
+ * exec_data.c, exec_control.c, exec_fast.c); anything not listed is
+ * committed before, which is always exact. */
+static bool block_pure(InsnFn fn)
+{
+    static const InsnFn pure[] = {
+        h_alu_rm_r, h_alu_r_rm, h_alu_rm_imm, h_test_rm_r, h_test_rm_imm,
+        h_inc_rm, h_dec_rm, h_inc_r, h_dec_r, h_not_rm, h_neg_rm,
+        h_shift_imm, h_shift_cl, h_imul_r_rm, h_imul_r_rm_imm, h_mul_rm, h_imul1_rm,
+        h_cbw, h_cwd, h_bswap, h_xadd, h_cmpxchg, h_bt_rm_r, h_bt_rm_imm,
+        h_clc, h_stc, h_cmc, h_cld, h_std,
+        h_mov_rm_r, h_mov_r_rm, h_mov_rm_imm, h_mov_r_imm, h_mov_load_moffs,
+        h_mov_store_moffs, h_movzx, h_movsx, h_lea, h_xchg_rm_r, h_xchg_eax,
+        h_push_r, h_pop_r, h_push_imm, h_push_rm, h_pop_rm, h_push_sreg,
+        h_pushfd, h_leave, h_cmov, h_setcc, h_nop, h_mov_rm_sreg,
+        h_jmp_rel, h_jcc, h_call_rel, h_ret, h_jmp_rm, h_call_rm, h_loop,
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(pure); k++)
+        if (fn == pure[k])
+            return true;
+    return cpu_fast_handler(fn);
+}
+
 /* Decode the block at eip (physical pa, in the page at host). */
 static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8_t *host)
 {
     uint32_t off0 = (c->seg[SEG_CS].base + eip) & (PAGE_SIZE - 1);
     unsigned n = 0, len = 0;
+    uint32_t cost = 0;
+    uint64_t bp_mask = 0;
     /* Every instruction must start (and, by cpu_decode_quiet, end) in
      * the block's page: one that starts in the next page is not in host. */
     while (n < BLOCK_INSNS && off0 + len < PAGE_SIZE) {
@@ -59,25 +101,34 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
         /* After instruction k - 1 falls through, fetch_blk is the block of
          * its last byte: the run made the references for its first and
          * last bytes, in that order, and every handler that changes
-         * fetch_blk otherwise sets FETCH_NONE, which ends the run. So
+         * fetch_blk otherwise sets block_exit, which ends the run. So
          * whether instruction k needs a reference is known here (from the
          * physical address: fetch blocks never cross a page, so its low
          * bits are the linear address's). */
         uint32_t first = (uint32_t)pa + len, last = first + d.len - 1;
-        b->newfetch[n] = n > 0 && ((first ^ (first - 1)) >= FETCH_BLOCK ||
-                                   (last ^ first) >= FETCH_BLOCK);
+        bool newfetch = n > 0 && ((first ^ (first - 1)) >= FETCH_BLOCK ||
+                                  (last ^ first) >= FETCH_BLOCK);
+        b->kflags[n] = (uint8_t)((newfetch ? KF_FETCH : 0) | (block_pure(d.fn) ? 0 : KF_SYNC));
+        b->off[n] = (uint8_t)len;
+        b->cost[n] = cost;
+        if (n > 0)
+            bp_mask |= 1ull << ((eip + len) & 63);
         b->insn[n++] = d;
         len += d.len;
+        cost += d.cost;
         if (ends_block(d.fn))
             break;
     }
     if (n == 0)
         return false;
+    b->off[n] = (uint8_t)len;
+    b->cost[n] = cost;
     memcpy(b->bytes, host + off0, len);
     b->tag = pa + 1;
     b->eip = eip;
     b->n = (uint8_t)n;
     b->len = (uint8_t)len;
+    b->bp_mask = bp_mask;
     return true;
 }
 
@@ -95,14 +146,29 @@ static inline bool block_fetch(Cpu *c, uint32_t lin, uint64_t frame, bool *fault
     return c->fetch_pa == frame && c->fetch_host;
 }
 
-/* Retire an instruction that completed: EIP moves on, and it is counted
- * (as step() in cpu.c does). */
-static inline __attribute__((always_inline)) void retire(Cpu *c, const Insn *in, uint64_t user)
+/* Retire instructions from .. to - 1 of b, which completed, at once: what
+ * step() does after each of them (insns, insns_user at CPL 3, cycles), with
+ * EIP at eip, the address after the last one. */
+static inline __attribute__((always_inline)) void commit(Cpu *c, const Block *b, unsigned from,
+                                                         unsigned to, bool user, uint32_t eip)
 {
-    c->eip = c->next_eip;
-    c->insns++;
-    c->insns_user += user;
-    c->cycles += in->cost;
+    c->eip = eip;
+    c->insns += to - from;
+    if (user)
+        c->insns_user += to - from;
+    c->cycles += b->cost[to] - b->cost[from];
+}
+
+/* How many instructions of b the run may take before one at a breakpoint
+ * (the first one is the run loop's to check). */
+static unsigned bp_limit(const Cpu *c, const Block *b)
+{
+    if (LIKELY(!(b->bp_mask & c->bp_filter)))
+        return b->n;
+    for (unsigned k = 1; k < b->n; k++)
+        if (cpu_at_breakpoint(c, b->eip + b->off[k]))
+            return k;
+    return b->n;
 }
 
 uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
@@ -111,7 +177,7 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
     *rc = XR_OK;
     if (UNLIKELY(!(cs->flags & SEGF_FLAT_R) || !c->fetch_host))
         return 0;
-    uint32_t eip0 = c->eip, lin0 = cs->base + eip0;
+    const uint32_t eip0 = c->eip, lin0 = cs->base + eip0;
     uint32_t off0 = lin0 & (PAGE_SIZE - 1);
     uint64_t frame = c->fetch_pa, pa = frame | off0;
     const uint8_t *host = c->fetch_host;
@@ -123,73 +189,88 @@ uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
     }
     /* An event still pending at entry (an interrupt while IF=0) must be
      * looked at after every instruction, as the run loop would. */
-    c->block_exit = c->pending != 0;
+    c->block_exit = c->pending != 0 ? BX_OTHER : 0;
     /* CPL is constant here: every instruction that changes it transfers
      * control, and the run leaves the block after it. */
     const int cpl0 = c->cpl;
-    const uint64_t user = cpl0 == 3;
+    const bool user = cpl0 == 3;
     const uint32_t cs_base0 = cs->base;
+    const unsigned lim = bp_limit(c, b);
     uint64_t done = 0;
+    unsigned k;
+    int r;
 again:;
-    uint32_t eip = eip0;
-    unsigned n = (unsigned)MIN((uint64_t)b->n, budget - done);
-    for (unsigned k = 0; k < n; k++) {
-        const Insn *in = &b->insn[k];
-        if (k > 0 && cpu_at_breakpoint(c, eip))
-            return done + k;
-        /* Fetch references: for the first instruction wherever its bytes
-         * leave Cpu.fetch_blk, for the others where block_build found
-         * they must (newfetch). */
-        if (UNLIKELY(k > 0 ? b->newfetch[k]
-                           : (((cs_base0 + eip) & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
-                              ((cs_base0 + eip + in->len - 1) & ~(FETCH_BLOCK - 1)) !=
-                                  c->fetch_blk))) {
-            uint32_t lin = cs_base0 + eip, last = lin + in->len - 1;
+    unsigned n = (unsigned)MIN((uint64_t)lim, budget - done);
+    /* The first instruction's fetch references, wherever its bytes leave
+     * Cpu.fetch_blk; nothing is uncommitted here. */
+    {
+        uint32_t last = lin0 + b->insn[0].len - 1;
+        if (UNLIKELY((lin0 & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
+                     (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk)) {
             bool fault = false;
-            if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
+            if (!block_fetch(c, lin0, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
                 if (!fault)
-                    return done + k;
-                *rc = cpu_take_exception(c);
-                return done + k + 1;
-            }
-        }
-        uint32_t fall = eip + in->len;
-        c->next_eip = fall;
-        int r = in->fn(c, in);
-        if (UNLIKELY(r != XR_OK)) {
-            if (r != XR_STOP) {
-                if (r == XR_FAULT)
-                    *rc = cpu_take_exception(c);
-                return done + k + 1;     /* XR_FAULT, XR_AGAIN */
-            }
-            retire(c, in, user);         /* XR_STOP: retired, then stop */
-            *rc = XR_STOP;
-            return done + k + 1;
-        }
-        retire(c, in, user);
-        eip = c->eip;
-        /* A jump, a pending event, a forgotten fetch block, a write
-         * that may be code: block_exit covers all but a jump elsewhere
-         * (cpu_priv.h: cpu_jump, cpu_pend, cpu_fetch_forget). */
-        if (UNLIKELY((eip != fall) | c->block_exit)) {
-            /* A loop whose branch goes back to the block's start: go round
-             * again without leaving, doing what the run loop would do at
-             * that boundary (breakpoint, fetch reference; nothing pending,
-             * no code written, same CS and CPL, so the block still holds). */
-            done += k + 1;
-            if (eip != eip0 || c->pending || c->block_exit || c->cpl != cpl0 ||
-                c->seg[SEG_CS].base != cs_base0 || done >= budget ||
-                cpu_at_breakpoint(c, eip))
-                return done;
-            bool fault = false;
-            if (!block_fetch(c, lin0, frame, &fault)) {
-                if (!fault)
-                    return done;         /* remapped: the run loop goes on from here */
+                    return done;
                 *rc = cpu_take_exception(c);
                 return done + 1;
             }
-            goto again;
         }
     }
+    unsigned ks = 0;                     /* first instruction not committed */
+    for (k = 0; k < n; k++) {
+        const Insn *in = &b->insn[k];
+        if (UNLIKELY(b->kflags[k])) {
+            /* Fetch references of the others where block_build found they
+             * must be made (KF_FETCH); a handler that is not pure sees
+             * everything committed (KF_SYNC). */
+            if (b->kflags[k] & KF_FETCH) {
+                uint32_t lin = lin0 + b->off[k], last = lin + in->len - 1;
+                bool fault = false;
+                if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
+                    commit(c, b, ks, k, user, eip0 + b->off[k]);
+                    if (!fault)
+                        return done + k;
+                    *rc = cpu_take_exception(c);
+                    return done + k + 1;
+                }
+            }
+            if (b->kflags[k] & KF_SYNC) {
+                commit(c, b, ks, k, user, eip0 + b->off[k]);
+                ks = k;
+            }
+        }
+        c->next_eip = eip0 + b->off[k + 1];
+        r = in->fn(c, in);
+        if (UNLIKELY(r | c->block_exit))
+            goto out;
+    }
+    commit(c, b, ks, n, user, eip0 + b->off[n]);
     return done + n;
+out:
+    if (r != XR_OK) {
+        if (r == XR_STOP) {              /* retired, then stop */
+            commit(c, b, ks, k + 1, user, c->next_eip);
+            *rc = XR_STOP;
+            return done + k + 1;
+        }
+        /* XR_FAULT, XR_AGAIN: not retired; EIP stays on it (a handler
+         * that is not pure saw it committed, and keeps what it left). */
+        commit(c, b, ks, k, user, (b->kflags[k] & KF_SYNC) ? c->eip : eip0 + b->off[k]);
+        if (r == XR_FAULT)
+            *rc = cpu_take_exception(c);
+        return done + k + 1;
+    }
+    uint32_t eip = c->next_eip;
+    commit(c, b, ks, k + 1, user, eip);
+    done += k + 1;
+    /* A loop whose branch goes back to the block's start: go round again
+     * without leaving, doing what the run loop would do at that boundary
+     * (breakpoint, fetch reference; nothing pending, no code written, same
+     * CS and CPL, so the block still holds). A jump (BX_JUMP) alone
+     * allows it; anything else in block_exit ends the run. */
+    if (c->block_exit != BX_JUMP || eip != eip0 || c->pending || c->cpl != cpl0 ||
+        c->seg[SEG_CS].base != cs_base0 || done >= budget || cpu_at_breakpoint(c, eip))
+        return done;
+    c->block_exit = 0;
+    goto again;
 }

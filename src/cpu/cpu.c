@@ -273,7 +273,7 @@ bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
 {
     const uint8_t *p = buf;
-    c->block_exit = true;            /* it may be code (see block.c) */
+    c->block_exit |= BX_OTHER;       /* it may be code (see block.c) */
     for (size_t k = 0; k < n;) {
         unsigned size = linear_piece(lin + (uint32_t)k, n - k);
         MmuFault f;
@@ -476,6 +476,9 @@ void cpu_set_breakpoints(Cpu *c, const uint32_t *eips, unsigned n)
     c->bp_filter = 0;
     for (unsigned i = 0; i < n; i++)
         c->bp_filter |= 1ull << (eips[i] & 63);
+    /* From a hook inside a run: a running block checked the old set at
+     * its entry (block.c), so it stops after this instruction. */
+    c->block_exit |= BX_OTHER;
 }
 
 CpuStop cpu_step(Cpu *c)

@@ -130,11 +130,19 @@ typedef struct {
     uint8_t n;                   /* instructions */
     uint8_t len;                 /* bytes */
     uint8_t bytes[BLOCK_BYTES];  /* what they were decoded from */
-    uint8_t newfetch[BLOCK_INSNS]; /* instruction k > 0 reaches a fetch block
-                                  * other than the one holding the last byte
-                                  * of instruction k - 1 (block_build) */
+    uint8_t kflags[BLOCK_INSNS]; /* KF_* of each instruction (block_build) */
+    uint8_t off[BLOCK_INSNS + 1]; /* byte offset of each from eip, then len */
+    uint32_t cost[BLOCK_INSNS + 1]; /* sum of the costs of those before each */
+    uint64_t bp_mask;            /* bit (eip & 63) of each instruction but the first */
     Insn insn[BLOCK_INSNS];
 } Block;
+
+/* Block.kflags */
+#define KF_FETCH (1u << 0)       /* instruction k > 0 reaches a fetch block
+                                  * other than the one holding the last byte
+                                  * of instruction k - 1 */
+#define KF_SYNC (1u << 1)        /* its handler may observe EIP or the retire
+                                  * counters: commit them first (block.c) */
 
 /* ---- pending events ---- */
 
@@ -153,6 +161,12 @@ typedef struct {
 
 #define FETCH_NONE 1u            /* fetch_blk value that matches no block */
 #define FETCH_BLOCK 16u          /* bytes per modelled fetch block */
+
+/* Cpu.block_exit */
+#define BX_OTHER 1u              /* leave the block (what `= true` sets) */
+#define BX_JUMP 2u               /* a control transfer: leave the block, or go
+                                  * round again if it went to its start */
+
 
 struct Cpu {
     uint32_t r[9];               /* EAX..EDI, r[REG_NONE] == 0 */
@@ -203,10 +217,11 @@ struct Cpu {
     Block *blocks;
     bool caches_used;            /* dcache/blocks may hold entries (cpu_run ran) */
     uint64_t bp_filter;          /* bit (eip & 63) of every breakpoint */
-    bool block_exit;             /* a running block must stop after this insn:
-                                  * set with every PEND_* and every fetch-block
-                                  * reset but a jump's (cpu_pend, cpu_fetch_forget,
-                                  * cpu_jump), so block.c tests one flag */
+    uint8_t block_exit;          /* BX_*: a running block must stop after this
+                                  * insn (BX_OTHER: set with every PEND_*, every
+                                  * fetch-block reset, every write that may be
+                                  * code), or it jumped (BX_JUMP, cpu_jump), so
+                                  * block.c tests one byte after each handler */
 
     GArray *ports;               /* PortRange */
     CpuEventHook hook;
@@ -294,10 +309,10 @@ TLB_HOT int lin_write(Cpu *c, uint32_t lin, unsigned size, int cpl, uint32_t v)
         /* A store into the page code is running from: a decoded block
          * may hold the old bytes (self-modifying code). */
         if (UNLIKELY((uintptr_t)p - (uintptr_t)c->fetch_host < PAGE_SIZE))
-            c->block_exit = true;
+            c->block_exit |= BX_OTHER;
         return XR_OK;
     }
-    c->block_exit = true;            /* crossing a page: rare, assume code */
+    c->block_exit |= BX_OTHER;       /* crossing a page: rare, assume code */
     if (UNLIKELY(!mmu_write(c->mmu, lin, size, cpl, v, &f)))
         return cpu_raise_mmu(c, &f);
     return XR_OK;
@@ -389,13 +404,13 @@ static inline bool cpu_at_breakpoint(const Cpu *c, uint32_t eip)
 
 /* ---- control flow ---- */
 
-/* Every taken control transfer starts a new fetch block. The block loop
- * (block.c) sees a jump by EIP differing from the fall-through, so only a
- * jump to the very next instruction must tell it to stop (block_exit):
- * its new fetch block still needs its fetch reference. */
+/* Every taken control transfer starts a new fetch block. It tells the
+ * block loop (block.c) by BX_JUMP, so that the loop needs no test of EIP
+ * against the fall-through (a jump to the very next instruction included:
+ * its new fetch block still needs its fetch reference). */
 static inline void cpu_jump(Cpu *c, uint32_t target)
 {
-    c->block_exit |= target == c->next_eip;
+    c->block_exit |= BX_JUMP;
     c->next_eip = target;
     c->fetch_blk = FETCH_NONE;
 }
@@ -406,7 +421,7 @@ static inline void cpu_jump(Cpu *c, uint32_t target)
 static inline void cpu_fetch_forget(Cpu *c)
 {
     c->fetch_blk = FETCH_NONE;
-    c->block_exit = true;
+    c->block_exit |= BX_OTHER;
 }
 
 /* Post an event for the next instruction boundary (PEND_*): a running
@@ -414,7 +429,7 @@ static inline void cpu_fetch_forget(Cpu *c)
 static inline void cpu_pend(Cpu *c, unsigned bits)
 {
     c->pending |= bits;
-    c->block_exit = true;
+    c->block_exit |= BX_OTHER;
 }
 
 static inline void cpu_charge(Cpu *c, unsigned cycles) { c->cycles += cycles; }
@@ -506,6 +521,8 @@ static inline int cpu_fetch_ref_inline(Cpu *c, uint32_t lin)
 int cpu_decode_quiet(Cpu *c, uint32_t eip, const uint8_t *page, Insn *out);
 /* exec_fast.c: switch a decoded Insn to a specialised handler if one fits. */
 void cpu_specialize(Insn *d);
+/* Whether fn is one of exec_fast.c's handlers (all pure in block.c's sense). */
+bool cpu_fast_handler(InsnFn fn);
 
 /* ---- cpu.c / block.c ---- */
 

@@ -121,3 +121,10 @@ void cpu_specialize(Insn *d)
     else if (f == h_dec_r)
         d->fn = h_dec_r32;
 }
+
+bool cpu_fast_handler(InsnFn fn)
+{
+    return fn == h_mov_rm32_r32 || fn == h_mov_r32_rm32 || fn == h_mov_r32_imm ||
+           fn == h_load32 || fn == h_store32 || fn == h_alu_r32_r32 || fn == h_alu_r32_rm32 ||
+           fn == h_alu_r32_imm || fn == h_alu_r32_m32 || fn == h_inc_r32 || fn == h_dec_r32;
+}

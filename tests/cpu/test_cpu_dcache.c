@@ -13,6 +13,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/nasm.h"
+#include "cpu/ports.h"
 #include "cpu/preset.h"
 #include "cpu/runenv.h"
 #include "mmu/mmu.h"
@@ -323,6 +324,109 @@ START_TEST(test_breakpoint_loop_head)
 }
 END_TEST
 
+/* Retire accounting is committed in bulk inside a decoded block
+ * (block.c): whatever observes EIP or the counters in the middle of a
+ * block must see the values single steps (caches off) leave. Observers
+ * here: RDTSC (cycles), a port hook reading insns, cycles and EIP, and the
+ * event hook of a fault taken in the middle of the block (a triple fault:
+ * no IDT). Each run is repeated with every budget from 1 up, so that a run
+ * stops at every instruction boundary inside the block too. */
+typedef struct {
+    GString *log;
+} Observed;
+
+static PortResult observe_out(Cpu *c, uint16_t port, unsigned size, uint32_t val, void *user)
+{
+    Observed *o = user;
+    g_string_append_printf(o->log, "out %x/%u=%x insns=%" G_GUINT64_FORMAT " user=%" G_GUINT64_FORMAT
+                                   " cycles=%" G_GUINT64_FORMAT " eip=%x\n",
+                           port, size, val, cpu_insns(c), cpu_insns_user(c), cpu_cycles(c),
+                           cpu_eip(c));
+    return PORT_OK;
+}
+
+static void observe_event(Cpu *c, const CpuEvent *ev, void *user)
+{
+    Observed *o = user;
+    g_string_append_printf(o->log, "event %d vec %u insns=%" G_GUINT64_FORMAT " cycles=%"
+                                   G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " from=%x eip=%x\n",
+                           (int)ev->kind, ev->vector, cpu_insns(c), ev->cycles, cpu_cycles(c),
+                           ev->from_eip, cpu_eip(c));
+}
+
+/* Run code (at linear 0x10000, frame 0x20000) from its start with budget
+ * steps at most, in slices of at most slice; return what was observed. */
+static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budget, uint64_t slice)
+{
+    PhysMem *pm = physmem_new();
+    Mmu *m = mmu_new(pm, NULL);
+    Cpu *c = cpu_new(m, NULL);
+    cpu_set_decode_cache(c, on);
+    physmem_write(pm, 0x20000, code, len);
+    physmem_write64(pm, 0x100000, 0x101000 | 1);
+    physmem_write64(pm, 0x101000, 0x102000 | 3);
+    physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
+    uint8_t vec;
+    uint32_t err;
+    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
+    ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
+    ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+    Observed o = { g_string_new(NULL) };
+    cpu_port_register(c, 0x80, 1, NULL, observe_out, &o);
+    cpu_set_event_hook(c, observe_event, &o);
+    /* Twice: the second time through runs the decoded block. */
+    for (int pass = 0; pass < 2; pass++) {
+        cpu_set_eip(c, 0x10000);
+        cpu_set_reg(c, REG_ECX, 0);
+        for (uint64_t left = budget; left > 0;) {
+            uint64_t n = MIN(left, slice);
+            CpuStop st = cpu_run(c, n);
+            g_string_append_printf(o.log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%"
+                                          G_GUINT64_FORMAT " eip=%x eax=%x ecx=%x esi=%x\n",
+                                   cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
+                                   cpu_reg(c, REG_EAX), cpu_reg(c, REG_ECX), cpu_reg(c, REG_ESI));
+            if (st != CPU_STOP_MAX_INSNS)
+                break;
+            left -= n;
+        }
+    }
+    cpu_free(c);
+    mmu_free(m);
+    physmem_free(pm);
+    return g_string_free(o.log, FALSE);
+}
+
+START_TEST(test_counters_observed_mid_block)
+{
+    /* mov eax, 1; add eax, ebx; inc ecx; rdtsc; mov esi, eax; inc ecx;
+     * out 0x80, al; dec ecx; lea edx, [ecx+4]; then either hlt or a load
+     * from an unmapped page (#PF with no IDT: a triple fault). */
+    const uint8_t head[] = { 0xB8, 1, 0, 0, 0, 0x01, 0xD8, 0x41, 0x0F, 0x31, 0x89, 0xC6,
+                             0x41, 0xE6, 0x80, 0x49, 0x8D, 0x51, 0x04 };
+    const uint8_t tail_hlt[] = { 0xF4 };
+    const uint8_t tail_fault[] = { 0x8B, 0x3D, 0x00, 0x00, 0x40, 0x00, 0xF4 };
+    for (int t = 0; t < 2; t++) {
+        uint8_t code[64];
+        size_t len = sizeof head;
+        memcpy(code, head, len);
+        const uint8_t *tail = t ? tail_fault : tail_hlt;
+        size_t tl = t ? sizeof tail_fault : sizeof tail_hlt;
+        memcpy(code + len, tail, tl);
+        len += tl;
+        for (uint64_t budget = 1; budget <= 14; budget++)
+            for (uint64_t slice = 1; slice <= budget; slice = slice == budget ? budget + 1 : budget) {
+                char *on = observe_run(code, len, true, budget, slice);
+                char *off = observe_run(code, len, false, budget, slice);
+                ck_assert_msg(!strcmp(on, off), "tail %d budget %" G_GUINT64_FORMAT
+                              " slice %" G_GUINT64_FORMAT ":\ncache on:\n%s\ncache off:\n%s",
+                              t, budget, slice, on, off);
+                g_free(on);
+                g_free(off);
+            }
+    }
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     objects = argv + 1;
@@ -342,6 +446,7 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
+    tcase_add_test(t, test_counters_observed_mid_block);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
