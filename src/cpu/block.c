@@ -20,9 +20,9 @@
  *     jump sets BX_JUMP in block_exit), faults, asks to stop, or leaves an
  *     event pending ends the run; REP instructions between chunks too;
  *   - breakpoints: the run leaves the block before an instruction at a
- *     breakpoint (cpu_at_breakpoint, as the run loop checks); a block
- *     none of whose instruction addresses (but the first) passes the
- *     breakpoint filter needs no check per instruction (bp_mask);
+ *     breakpoint (cpu_at_breakpoint, as the run loop checks): where the
+ *     first such instruction is depends only on the block's bytes and the
+ *     breakpoint set, so it is found once for both (bp_limit, bp_gen);
  *   - retire accounting in bulk: step() moves EIP and adds 1 to insns
  *     (and insns_user at CPL 3) and the Insn's cost to cycles after each
  *     instruction. Here they are added for a run of instructions at once
@@ -45,6 +45,12 @@ void cpu_blocks_reset(Cpu *c)
 {
     if (c->blocks)
         memset(c->blocks, 0, sizeof(Block) << BLOCK_BITS);
+}
+
+void cpu_blocks_forget_bp(Cpu *c)
+{
+    for (unsigned k = 0; c->blocks && k < (1u << BLOCK_BITS); k++)
+        c->blocks[k].bp_gen = 0;
 }
 
 /* Instructions after which nothing falls through: decoding past them would
@@ -91,7 +97,6 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     uint32_t off0 = (c->seg[SEG_CS].base + eip) & (PAGE_SIZE - 1);
     unsigned n = 0, len = 0;
     uint32_t cost = 0;
-    uint64_t bp_mask = 0;
     /* Every instruction must start (and, by cpu_decode_quiet, end) in
      * the block's page: one that starts in the next page is not in host. */
     while (n < BLOCK_INSNS && off0 + len < PAGE_SIZE) {
@@ -111,8 +116,6 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
         b->kflags[n] = (uint8_t)((newfetch ? KF_FETCH : 0) | (block_pure(d.fn) ? 0 : KF_SYNC));
         b->off[n] = (uint8_t)len;
         b->cost[n] = cost;
-        if (n > 0)
-            bp_mask |= 1ull << ((eip + len) & 63);
         b->insn[n++] = d;
         len += d.len;
         cost += d.cost;
@@ -128,7 +131,7 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     b->eip = eip;
     b->n = (uint8_t)n;
     b->len = (uint8_t)len;
-    b->bp_mask = bp_mask;
+    b->bp_gen = 0;
     return true;
 }
 
@@ -160,15 +163,19 @@ static inline __attribute__((always_inline)) void commit(Cpu *c, const Block *b,
 }
 
 /* How many instructions of b the run may take before one at a breakpoint
- * (the first one is the run loop's to check). */
-static unsigned bp_limit(const Cpu *c, const Block *b)
+ * (the first one is the run loop's to check): found once per block and
+ * breakpoint set (bp_gen), since both change far less often than blocks
+ * are entered. */
+static inline unsigned bp_limit(const Cpu *c, Block *b)
 {
-    if (LIKELY(!(b->bp_mask & c->bp_filter)))
-        return b->n;
-    for (unsigned k = 1; k < b->n; k++)
-        if (cpu_at_breakpoint(c, b->eip + b->off[k]))
-            return k;
-    return b->n;
+    if (LIKELY(b->bp_gen == c->bp_gen))
+        return b->bp_lim;
+    unsigned k = 1;
+    while (k < b->n && !cpu_at_breakpoint(c, b->eip + b->off[k]))
+        k++;
+    b->bp_lim = (uint8_t)k;
+    b->bp_gen = c->bp_gen;
+    return k;
 }
 
 uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)

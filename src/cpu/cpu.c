@@ -43,6 +43,7 @@ Cpu *cpu_new(Mmu *mmu, const Preset *preset)
     c->dcache_on = true;
     c->dcache = g_new0(DcEntry, 1u << DCACHE_BITS);
     c->blocks = g_new0(Block, 1u << BLOCK_BITS);
+    c->bp_gen = 1;
     cpu_reset(c);
     return c;
 }
@@ -476,6 +477,12 @@ void cpu_set_breakpoints(Cpu *c, const uint32_t *eips, unsigned n)
     c->bp_filter = 0;
     for (unsigned i = 0; i < n; i++)
         c->bp_filter |= 1ull << (eips[i] & 63);
+    /* Blocks found their breakpoint limits for the old set (block.c);
+     * when the generation wraps, none may match by chance. */
+    if (++c->bp_gen == 0) {
+        c->bp_gen = 1;
+        cpu_blocks_forget_bp(c);
+    }
     /* From a hook inside a run: a running block checked the old set at
      * its entry (block.c), so it stops after this instruction. */
     c->block_exit |= BX_OTHER;

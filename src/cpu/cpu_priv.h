@@ -133,7 +133,9 @@ typedef struct {
     uint8_t kflags[BLOCK_INSNS]; /* KF_* of each instruction (block_build) */
     uint8_t off[BLOCK_INSNS + 1]; /* byte offset of each from eip, then len */
     uint32_t cost[BLOCK_INSNS + 1]; /* sum of the costs of those before each */
-    uint64_t bp_mask;            /* bit (eip & 63) of each instruction but the first */
+    uint32_t bp_gen;             /* Cpu.bp_gen bp_lim was found for; 0: none */
+    uint8_t bp_lim;              /* instructions before the first one but the
+                                  * first at a breakpoint (n if none) */
     Insn insn[BLOCK_INSNS];
 } Block;
 
@@ -217,6 +219,7 @@ struct Cpu {
     Block *blocks;
     bool caches_used;            /* dcache/blocks may hold entries (cpu_run ran) */
     uint64_t bp_filter;          /* bit (eip & 63) of every breakpoint */
+    uint32_t bp_gen;             /* moves with every cpu_set_breakpoints; never 0 */
     uint8_t block_exit;          /* BX_*: a running block must stop after this
                                   * insn (BX_OTHER: set with every PEND_*, every
                                   * fetch-block reset, every write that may be
@@ -534,6 +537,8 @@ int cpu_take_exception(Cpu *c);
  * single step) and sets *rc to XR_OK or XR_STOP. */
 uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc);
 void cpu_blocks_reset(Cpu *c);
+/* Make every block find its breakpoint limit again (bp_gen wrapped). */
+void cpu_blocks_forget_bp(Cpu *c);
 
 /* ---- protmode.c ---- */
 

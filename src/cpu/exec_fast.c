@@ -83,27 +83,142 @@ static HANDLER(h_alu_r32_m32)
     return XR_OK;
 }
 
+/* CF of the lazy state for the producers cpu_cf inlines; -1 for the
+ * others (flags_cf, out of line). Kept apart so that INC/DEC's fast path
+ * calls nothing (no register saves). */
+static inline int cf_inline(const Cpu *c)
+{
+    switch (c->cc.op) {
+    case CC_EAGER: return (c->eflags & EFLAGS_CF) != 0;
+    case CC_LOGIC: return 0;
+    case CC_ADD: return c->cc.res < c->cc.a;
+    case CC_SUB: return c->cc.a < c->cc.b;
+    case CC_INC:
+    case CC_DEC: return c->cc.c != 0;
+    default: return -1;
+    }
+}
+
+static __attribute__((noinline)) int incdec32_slow(Cpu *c, const Insn *i, bool dec)
+{
+    uint32_t a = c->r[i->reg], cf = cpu_cf(c), r = dec ? a - 1 : a + 1;
+    c->r[i->reg] = r;
+    flags_lazy(c, dec ? CC_DEC : CC_INC, 4, r, a, 1, cf);
+    return XR_OK;
+}
+
 static HANDLER(h_inc_r32)
 {
-    uint32_t a = c->r[i->reg], cf = cpu_cf(c);
+    int cf = cf_inline(c);
+    if (UNLIKELY(cf < 0))
+        return incdec32_slow(c, i, false);
+    uint32_t a = c->r[i->reg];
     c->r[i->reg] = a + 1;
-    flags_lazy(c, CC_INC, 4, a + 1, a, 1, cf);
+    flags_lazy(c, CC_INC, 4, a + 1, a, 1, (uint32_t)cf);
     return XR_OK;
 }
 
 static HANDLER(h_dec_r32)
 {
-    uint32_t a = c->r[i->reg], cf = cpu_cf(c);
+    int cf = cf_inline(c);
+    if (UNLIKELY(cf < 0))
+        return incdec32_slow(c, i, true);
+    uint32_t a = c->r[i->reg];
     c->r[i->reg] = a - 1;
-    flags_lazy(c, CC_DEC, 4, a - 1, a, 1, cf);
+    flags_lazy(c, CC_DEC, 4, a - 1, a, 1, (uint32_t)cf);
     return XR_OK;
+}
+
+/* One handler per ALU operation (ADD, OR, AND, SUB, XOR, CMP; ADC and SBB
+ * stay with the generic ones above), so that the operation is a constant:
+ * no switch, no call, no register saves. Each does what alu32 does for its
+ * op, which is what the generic handler does for 32-bit operands. */
+#define ALU_OPS(X) X(0, add) X(1, or) X(4, and) X(5, sub) X(6, xor) X(7, cmp)
+
+#define ALU_RR(op, name)                                                  \
+    static HANDLER(h_##name##_r32_r32)                                    \
+    {                                                                     \
+        uint32_t r = alu32(c, op, c->r[i->rm], c->r[i->reg]);             \
+        if (op != 7)                                                      \
+            c->r[i->rm] = r;                                              \
+        return XR_OK;                                                     \
+    }                                                                     \
+    static HANDLER(h_##name##_r32_rm32)                                   \
+    {                                                                     \
+        uint32_t r = alu32(c, op, c->r[i->reg], c->r[i->rm]);             \
+        if (op != 7)                                                      \
+            c->r[i->reg] = r;                                             \
+        return XR_OK;                                                     \
+    }                                                                     \
+    static HANDLER(h_##name##_r32_imm)                                    \
+    {                                                                     \
+        uint32_t r = alu32(c, op, c->r[i->rm], i->imm);                   \
+        if (op != 7)                                                      \
+            c->r[i->rm] = r;                                              \
+        return XR_OK;                                                     \
+    }
+ALU_OPS(ALU_RR)
+
+/* TEST r32, r32 (85 /r with two registers). */
+static HANDLER(h_test_r32_r32)
+{
+    uint32_t a = c->r[i->rm], b = c->r[i->reg];
+    flags_lazy(c, CC_LOGIC, 4, a & b, a, b, 0);
+    return XR_OK;
+}
+
+/* Jcc: the conditions cpu_cond answers inline (ZF of any lazy state; B/AE,
+ * BE/A after CMP/SUB) with a 32-bit operand and a flat CS, as h_jcc would
+ * do them; anything else goes to h_jcc itself (tail call, nothing done). */
+static HANDLER(h_jcc32)
+{
+    unsigned cond = i->op;
+    bool take;
+    if ((cond >> 1) == 2 && c->cc.op != CC_EAGER)
+        take = (c->cc.res == 0) ^ (cond & 1);
+    else if (c->cc.op == CC_SUB && ((cond >> 1) == 1 || (cond >> 1) == 3))
+        take = ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
+    else
+        return h_jcc(c, i);
+    if (!take) {
+        cpu_charge(c, c->cost.alu);
+        return XR_OK;
+    }
+    if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
+        return h_jcc(c, i);
+    cpu_jump(c, c->next_eip + i->imm);
+    cpu_charge(c, c->cost.branch);
+    return XR_OK;
+}
+
+static const InsnFn alu_rr[8] = {
+    [0] = h_add_r32_r32, [1] = h_or_r32_r32, [4] = h_and_r32_r32,
+    [5] = h_sub_r32_r32, [6] = h_xor_r32_r32, [7] = h_cmp_r32_r32,
+};
+static const InsnFn alu_rrm[8] = {
+    [0] = h_add_r32_rm32, [1] = h_or_r32_rm32, [4] = h_and_r32_rm32,
+    [5] = h_sub_r32_rm32, [6] = h_xor_r32_rm32, [7] = h_cmp_r32_rm32,
+};
+static const InsnFn alu_ri[8] = {
+    [0] = h_add_r32_imm, [1] = h_or_r32_imm, [4] = h_and_r32_imm,
+    [5] = h_sub_r32_imm, [6] = h_xor_r32_imm, [7] = h_cmp_r32_imm,
+};
+
+/* The specialised handler of op from table t, or generic if it has none. */
+static InsnFn alu_pick(const InsnFn t[8], unsigned op, InsnFn generic)
+{
+    return op < 8 && t[op] ? t[op] : generic;
 }
 
 void cpu_specialize(Insn *d)
 {
+    InsnFn f = d->fn;
+    if (f == h_jcc && d->size == 4) {
+        d->fn = h_jcc32;
+        return;
+    }
     if (d->size != 4)
         return;
-    InsnFn f = d->fn;
     if (f == h_mov_rm_r)
         d->fn = d->mem ? h_store32 : h_mov_rm32_r32;
     else if (f == h_mov_r_rm)
@@ -111,11 +226,13 @@ void cpu_specialize(Insn *d)
     else if (f == h_mov_r_imm)
         d->fn = h_mov_r32_imm;
     else if (f == h_alu_rm_r && !d->mem)
-        d->fn = h_alu_r32_r32;
+        d->fn = alu_pick(alu_rr, d->op, h_alu_r32_r32);
     else if (f == h_alu_r_rm)
-        d->fn = d->mem ? h_alu_r32_m32 : h_alu_r32_rm32;
+        d->fn = d->mem ? h_alu_r32_m32 : alu_pick(alu_rrm, d->op, h_alu_r32_rm32);
     else if (f == h_alu_rm_imm && !d->mem)
-        d->fn = h_alu_r32_imm;
+        d->fn = alu_pick(alu_ri, d->op, h_alu_r32_imm);
+    else if (f == h_test_rm_r && !d->mem)
+        d->fn = h_test_r32_r32;
     else if (f == h_inc_r)
         d->fn = h_inc_r32;
     else if (f == h_dec_r)
@@ -124,7 +241,16 @@ void cpu_specialize(Insn *d)
 
 bool cpu_fast_handler(InsnFn fn)
 {
-    return fn == h_mov_rm32_r32 || fn == h_mov_r32_rm32 || fn == h_mov_r32_imm ||
-           fn == h_load32 || fn == h_store32 || fn == h_alu_r32_r32 || fn == h_alu_r32_rm32 ||
-           fn == h_alu_r32_imm || fn == h_alu_r32_m32 || fn == h_inc_r32 || fn == h_dec_r32;
+    static const InsnFn fast[] = {
+        h_mov_rm32_r32, h_mov_r32_rm32, h_mov_r32_imm, h_load32, h_store32,
+        h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_inc_r32, h_dec_r32,
+        h_test_r32_r32, h_jcc32,
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(fast); k++)
+        if (fn == fast[k])
+            return true;
+    for (unsigned op = 0; op < 8; op++)
+        if (fn && (fn == alu_rr[op] || fn == alu_rrm[op] || fn == alu_ri[op]))
+            return true;
+    return false;
 }
