@@ -113,7 +113,8 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
         uint32_t first = (uint32_t)pa + len, last = first + d.len - 1;
         bool newfetch = n > 0 && ((first ^ (first - 1)) >= FETCH_BLOCK ||
                                   (last ^ first) >= FETCH_BLOCK);
-        b->kflags[n] = (uint8_t)((newfetch ? KF_FETCH : 0) | (block_pure(d.fn) ? 0 : KF_SYNC));
+        uint64_t kf = (newfetch ? KF_FETCH : 0) | (block_pure(d.fn) ? 0 : KF_SYNC);
+        b->meta[n] = (uint32_t)(eip + len + d.len) | kf << 32;
         b->off[n] = (uint8_t)len;
         b->cost[n] = cost;
         b->insn[n++] = d;
@@ -224,13 +225,16 @@ again:;
         }
     }
     unsigned ks = 0;                     /* first instruction not committed */
-    for (k = 0; k < n; k++) {
-        const Insn *in = &b->insn[k];
-        if (UNLIKELY(b->kflags[k])) {
+    const Insn *in = b->insn, *end = b->insn + n;
+    const uint64_t *mp = b->meta;
+    for (; in != end; in++, mp++) {
+        uint64_t m = *mp;
+        if (UNLIKELY(m >> 32)) {
             /* Fetch references of the others where block_build found they
              * must be made (KF_FETCH); a handler that is not pure sees
              * everything committed (KF_SYNC). */
-            if (b->kflags[k] & KF_FETCH) {
+            k = (unsigned)(in - b->insn);
+            if ((m >> 32) & KF_FETCH) {
                 uint32_t lin = lin0 + b->off[k], last = lin + in->len - 1;
                 bool fault = false;
                 if (!block_fetch(c, lin, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
@@ -241,15 +245,17 @@ again:;
                     return done + k + 1;
                 }
             }
-            if (b->kflags[k] & KF_SYNC) {
+            if ((m >> 32) & KF_SYNC) {
                 commit(c, b, ks, k, user, eip0 + b->off[k]);
                 ks = k;
             }
         }
-        c->next_eip = eip0 + b->off[k + 1];
+        c->next_eip = (uint32_t)m;
         r = in->fn(c, in);
-        if (UNLIKELY(r | c->block_exit))
+        if (UNLIKELY(r | c->block_exit)) {
+            k = (unsigned)(in - b->insn);
             goto out;
+        }
     }
     commit(c, b, ks, n, user, eip0 + b->off[n]);
     return done + n;
@@ -262,7 +268,7 @@ out:
         }
         /* XR_FAULT, XR_AGAIN: not retired; EIP stays on it (a handler
          * that is not pure saw it committed, and keeps what it left). */
-        commit(c, b, ks, k, user, (b->kflags[k] & KF_SYNC) ? c->eip : eip0 + b->off[k]);
+        commit(c, b, ks, k, user, (b->meta[k] >> 32 & KF_SYNC) ? c->eip : eip0 + b->off[k]);
         if (r == XR_FAULT)
             *rc = cpu_take_exception(c);
         return done + k + 1;

@@ -254,9 +254,8 @@ static inline void copy_piece(void *dst, const void *src, unsigned size)
         memcpy(dst, src, 1);
 }
 
-bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
+static __attribute__((noinline)) bool read_pieces(Cpu *c, uint32_t lin, uint8_t *p, size_t n)
 {
-    uint8_t *p = buf;
     for (size_t k = 0; k < n;) {
         unsigned size = linear_piece(lin + (uint32_t)k, n - k);
         MmuFault f;
@@ -271,10 +270,24 @@ bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
     return true;
 }
 
-bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
+/* The kernel model's commonest access is one aligned dword: one piece
+ * (linear_piece would give 4), taken without the loop. */
+bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 {
-    const uint8_t *p = buf;
-    c->block_exit |= BX_OTHER;       /* it may be code (see block.c) */
+    if (LIKELY(n == 4 && (lin & 3) == 0)) {
+        MmuFault f;
+        const uint8_t *h = mmu_access_fast(c->mmu, lin, ACCESS_READ, 0, &f);
+        if (!h)
+            return false;
+        memcpy(buf, h, 4);
+        return true;
+    }
+    return read_pieces(c, lin, buf, n);
+}
+
+static __attribute__((noinline)) bool write_pieces(Cpu *c, uint32_t lin, const uint8_t *p,
+                                                    size_t n)
+{
     for (size_t k = 0; k < n;) {
         unsigned size = linear_piece(lin + (uint32_t)k, n - k);
         MmuFault f;
@@ -285,6 +298,20 @@ bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
         k += size;
     }
     return true;
+}
+
+bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
+{
+    c->block_exit |= BX_OTHER;       /* it may be code (see block.c) */
+    if (LIKELY(n == 4 && (lin & 3) == 0)) {     /* as in cpu_read_linear */
+        MmuFault f;
+        uint8_t *h = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, 0, &f);
+        if (!h)
+            return false;
+        memcpy(h, buf, 4);
+        return true;
+    }
+    return write_pieces(c, lin, buf, n);
 }
 
 char *cpu_describe_triple_fault(const Cpu *c)

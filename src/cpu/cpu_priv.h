@@ -130,7 +130,8 @@ typedef struct {
     uint8_t n;                   /* instructions */
     uint8_t len;                 /* bytes */
     uint8_t bytes[BLOCK_BYTES];  /* what they were decoded from */
-    uint8_t kflags[BLOCK_INSNS]; /* KF_* of each instruction (block_build) */
+    uint64_t meta[BLOCK_INSNS];  /* per instruction: the EIP after it, and its
+                                  * KF_* << 32 (one load in the run loop) */
     uint8_t off[BLOCK_INSNS + 1]; /* byte offset of each from eip, then len */
     uint32_t cost[BLOCK_INSNS + 1]; /* sum of the costs of those before each */
     uint32_t bp_gen;             /* Cpu.bp_gen bp_lim was found for; 0: none */
@@ -139,7 +140,7 @@ typedef struct {
     Insn insn[BLOCK_INSNS];
 } Block;
 
-/* Block.kflags */
+/* Block.meta >> 32 */
 #define KF_FETCH (1u << 0)       /* instruction k > 0 reaches a fetch block
                                   * other than the one holding the last byte
                                   * of instruction k - 1 */
