@@ -97,6 +97,7 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     uint32_t off0 = (c->seg[SEG_CS].base + eip) & (PAGE_SIZE - 1);
     unsigned n = 0, len = 0;
     uint32_t cost = 0;
+    bool sync_any = false;
     /* Every instruction must start (and, by cpu_decode_quiet, end) in
      * the block's page: one that starts in the next page is not in host. */
     while (n < BLOCK_INSNS && off0 + len < PAGE_SIZE) {
@@ -115,6 +116,7 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
                                   (last ^ first) >= FETCH_BLOCK);
         uint64_t kf = (newfetch ? KF_FETCH : 0) | (block_pure(d.fn) ? 0 : KF_SYNC);
         b->meta[n] = (uint32_t)(eip + len + d.len) | kf << 32;
+        sync_any |= (kf & KF_SYNC) != 0;
         b->off[n] = (uint8_t)len;
         b->cost[n] = cost;
         b->insn[n++] = d;
@@ -133,6 +135,7 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     b->n = (uint8_t)n;
     b->len = (uint8_t)len;
     b->bp_gen = 0;
+    b->sync_any = sync_any;
     return true;
 }
 
@@ -175,11 +178,13 @@ static inline unsigned bp_limit(const Cpu *c, Block *b)
     while (k < b->n && !cpu_at_breakpoint(c, b->eip + b->off[k]))
         k++;
     b->bp_lim = (uint8_t)k;
+    b->bp_first = cpu_at_breakpoint(c, b->eip);
     b->bp_gen = c->bp_gen;
     return k;
 }
 
-uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
+/* Run the block at EIP (cpu_run_block's contract for one block). */
+static inline __attribute__((always_inline)) uint64_t run_block(Cpu *c, uint64_t budget, int *rc)
 {
     const SegCache *cs = &c->seg[SEG_CS];
     *rc = XR_OK;
@@ -274,16 +279,47 @@ out:
         return done + k + 1;
     }
     uint32_t eip = c->next_eip;
-    commit(c, b, ks, k + 1, user, eip);
     done += k + 1;
     /* A loop whose branch goes back to the block's start: go round again
      * without leaving, doing what the run loop would do at that boundary
      * (breakpoint, fetch reference; nothing pending, no code written, same
      * CS and CPL, so the block still holds). A jump (BX_JUMP) alone
-     * allows it; anything else in block_exit ends the run. */
-    if (c->block_exit != BX_JUMP || eip != eip0 || c->pending || c->cpl != cpl0 ||
-        c->seg[SEG_CS].base != cs_base0 || done >= budget || cpu_at_breakpoint(c, eip))
+     * allows it; anything else in block_exit ends the run: so nothing is
+     * pending (cpu_pend sets BX_OTHER, and block_exit started clear with
+     * nothing pending), and only a handler that is not pure (sync_any)
+     * can have changed CPL or CS (far transfers, protmode.c). */
+    commit(c, b, ks, k + 1, user, eip);
+    if (c->block_exit != BX_JUMP || eip != eip0 || done >= budget ||
+        (b->sync_any && (c->cpl != cpl0 || c->seg[SEG_CS].base != cs_base0)) ||
+        b->bp_first)
         return done;
     c->block_exit = 0;
     goto again;
+}
+
+/* Blocks one after another without going back to cpu_run between them:
+ * what cpu_run's loop does at each boundary when nothing is pending (the
+ * breakpoint check, the fetch reference for EIP's block, the frame's host
+ * pointer, the block there), done here; anything else (an event pending,
+ * a stop, the budget, a breakpoint, no block at EIP) goes back to cpu_run,
+ * which finds the fetch reference made (fetch_blk matches) and goes on
+ * exactly as it would have. */
+uint64_t cpu_run_block(Cpu *c, uint64_t budget, int *rc)
+{
+    uint64_t done = run_block(c, budget, rc);
+    while (LIKELY(done != 0 && *rc == XR_OK && done < budget && !c->pending) &&
+           !cpu_at_breakpoint(c, c->eip)) {
+        uint32_t lin = c->seg[SEG_CS].base + c->eip;
+        if ((lin & ~(FETCH_BLOCK - 1)) != c->fetch_blk && cpu_fetch_ref(c, lin) != XR_OK) {
+            *rc = cpu_take_exception(c);
+            return done + 1;
+        }
+        if (UNLIKELY(!c->fetch_host))
+            c->fetch_host = physmem_frame_peek(c->pm, c->fetch_pa);
+        uint64_t k = run_block(c, budget - done, rc);
+        if (k == 0)
+            return done;
+        done += k;
+    }
+    return done;
 }

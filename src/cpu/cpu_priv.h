@@ -137,6 +137,8 @@ typedef struct {
     uint32_t bp_gen;             /* Cpu.bp_gen bp_lim was found for; 0: none */
     uint8_t bp_lim;              /* instructions before the first one but the
                                   * first at a breakpoint (n if none) */
+    bool bp_first;               /* the first one is at a breakpoint */
+    bool sync_any;               /* some instruction has KF_SYNC */
     Insn insn[BLOCK_INSNS];
 } Block;
 

@@ -356,7 +356,8 @@ static void observe_event(Cpu *c, const CpuEvent *ev, void *user)
 
 /* Run code (at linear 0x10000, frame 0x20000) from its start with budget
  * steps at most, in slices of at most slice; return what was observed. */
-static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budget, uint64_t slice)
+static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budget, uint64_t slice,
+                         uint32_t bp)
 {
     PhysMem *pm = physmem_new();
     Mmu *m = mmu_new(pm, NULL);
@@ -374,6 +375,8 @@ static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budg
     Observed o = { g_string_new(NULL) };
     cpu_port_register(c, 0x80, 1, NULL, observe_out, &o);
     cpu_set_event_hook(c, observe_event, &o);
+    if (bp)
+        cpu_set_breakpoints(c, &bp, 1);
     /* Twice: the second time through runs the decoded block. */
     for (int pass = 0; pass < 2; pass++) {
         cpu_set_eip(c, 0x10000);
@@ -399,25 +402,38 @@ static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budg
 START_TEST(test_counters_observed_mid_block)
 {
     /* mov eax, 1; add eax, ebx; inc ecx; rdtsc; mov esi, eax; inc ecx;
-     * out 0x80, al; dec ecx; lea edx, [ecx+4]; then either hlt or a load
-     * from an unmapped page (#PF with no IDT: a triple fault). */
+     * out 0x80, al; dec ecx; lea edx, [ecx+4]; then one of: hlt; a load
+     * from an unmapped page (#PF with no IDT: a triple fault); blocks that
+     * jump to one another (the run goes from block to block without
+     * cpu_run, block.c), with or without a breakpoint at one of them. */
     const uint8_t head[] = { 0xB8, 1, 0, 0, 0, 0x01, 0xD8, 0x41, 0x0F, 0x31, 0x89, 0xC6,
                              0x41, 0xE6, 0x80, 0x49, 0x8D, 0x51, 0x04 };
     const uint8_t tail_hlt[] = { 0xF4 };
     const uint8_t tail_fault[] = { 0x8B, 0x3D, 0x00, 0x00, 0x40, 0x00, 0xF4 };
-    for (int t = 0; t < 2; t++) {
+    /* jmp +1; nop; inc ecx; jmp +1; nop; inc ecx; add esi, ecx; out 0x80, al; hlt */
+    const uint8_t tail_jumps[] = { 0xEB, 0x01, 0x90, 0x41, 0xEB, 0x01, 0x90, 0x41, 0x01, 0xCE,
+                                   0xE6, 0x80, 0xF4 };
+    const struct {
+        const uint8_t *tail;
+        size_t len;
+        uint32_t bp;
+    } tails[] = {
+        { tail_hlt, sizeof tail_hlt, 0 },
+        { tail_fault, sizeof tail_fault, 0 },
+        { tail_jumps, sizeof tail_jumps, 0 },
+        { tail_jumps, sizeof tail_jumps, 0x10000 + sizeof head + 7 },   /* the second inc */
+    };
+    for (size_t t = 0; t < G_N_ELEMENTS(tails); t++) {
         uint8_t code[64];
         size_t len = sizeof head;
         memcpy(code, head, len);
-        const uint8_t *tail = t ? tail_fault : tail_hlt;
-        size_t tl = t ? sizeof tail_fault : sizeof tail_hlt;
-        memcpy(code + len, tail, tl);
-        len += tl;
-        for (uint64_t budget = 1; budget <= 14; budget++)
+        memcpy(code + len, tails[t].tail, tails[t].len);
+        len += tails[t].len;
+        for (uint64_t budget = 1; budget <= 20; budget++)
             for (uint64_t slice = 1; slice <= budget; slice = slice == budget ? budget + 1 : budget) {
-                char *on = observe_run(code, len, true, budget, slice);
-                char *off = observe_run(code, len, false, budget, slice);
-                ck_assert_msg(!strcmp(on, off), "tail %d budget %" G_GUINT64_FORMAT
+                char *on = observe_run(code, len, true, budget, slice, tails[t].bp);
+                char *off = observe_run(code, len, false, budget, slice, tails[t].bp);
+                ck_assert_msg(!strcmp(on, off), "tail %zu budget %" G_GUINT64_FORMAT
                               " slice %" G_GUINT64_FORMAT ":\ncache on:\n%s\ncache off:\n%s",
                               t, budget, slice, on, off);
                 g_free(on);
