@@ -167,18 +167,24 @@ static HANDLER(h_test_r32_r32)
     return XR_OK;
 }
 
-/* Jcc: the conditions cpu_cond answers inline (ZF of any lazy state; B/AE,
- * BE/A after CMP/SUB) with a 32-bit operand and a flat CS, as h_jcc would
- * do them; anything else goes to h_jcc itself (tail call, nothing done). */
+/* Condition cond as cpu_cond answers it inline (ZF of any lazy state; B/AE
+ * and BE/A after CMP/SUB): 0 or 1, or -1 for the others (flags_cond, out of
+ * line), so that the handlers below call nothing on their fast path. */
+static inline int cond_inline(const Cpu *c, unsigned cond)
+{
+    if ((cond >> 1) == 2 && c->cc.op != CC_EAGER)
+        return (c->cc.res == 0) ^ (cond & 1);
+    if (c->cc.op == CC_SUB && ((cond >> 1) == 1 || (cond >> 1) == 3))
+        return ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
+    return -1;
+}
+
+/* Jcc with a 32-bit operand and a flat CS, as h_jcc does it; anything
+ * else goes to h_jcc itself (a tail call, nothing done yet). */
 static HANDLER(h_jcc32)
 {
-    unsigned cond = i->op;
-    bool take;
-    if ((cond >> 1) == 2 && c->cc.op != CC_EAGER)
-        take = (c->cc.res == 0) ^ (cond & 1);
-    else if (c->cc.op == CC_SUB && ((cond >> 1) == 1 || (cond >> 1) == 3))
-        take = ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
-    else
+    int take = cond_inline(c, i->op);
+    if (UNLIKELY(take < 0))
         return h_jcc(c, i);
     if (!take) {
         cpu_charge(c, c->cost.alu);
@@ -188,6 +194,18 @@ static HANDLER(h_jcc32)
         return h_jcc(c, i);
     cpu_jump(c, c->next_eip + i->imm);
     cpu_charge(c, c->cost.branch);
+    return XR_OK;
+}
+
+/* CMOVcc r32, r32, as h_cmov does it (the source is a register: nothing
+ * to read from memory); other conditions go to h_cmov. */
+static HANDLER(h_cmov_r32_r32)
+{
+    int take = cond_inline(c, i->op);
+    if (UNLIKELY(take < 0))
+        return h_cmov(c, i);
+    if (take)
+        c->r[i->reg] = c->r[i->rm];
     return XR_OK;
 }
 
@@ -233,6 +251,8 @@ void cpu_specialize(Insn *d)
         d->fn = alu_pick(alu_ri, d->op, h_alu_r32_imm);
     else if (f == h_test_rm_r && !d->mem)
         d->fn = h_test_r32_r32;
+    else if (f == h_cmov && !d->mem)
+        d->fn = h_cmov_r32_r32;
     else if (f == h_inc_r)
         d->fn = h_inc_r32;
     else if (f == h_dec_r)
@@ -244,7 +264,7 @@ bool cpu_fast_handler(InsnFn fn)
     static const InsnFn fast[] = {
         h_mov_rm32_r32, h_mov_r32_rm32, h_mov_r32_imm, h_load32, h_store32,
         h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_inc_r32, h_dec_r32,
-        h_test_r32_r32, h_jcc32,
+        h_test_r32_r32, h_jcc32, h_cmov_r32_r32,
     };
     for (size_t k = 0; k < G_N_ELEMENTS(fast); k++)
         if (fn == fast[k])

@@ -391,6 +391,19 @@ static void add_misc_flags(OracleSet *s)
         for (unsigned c = 0; c < 16; c += 2)
             g_string_append_printf(code, "cmov%s ecx, [buf+%u]\n", cc[c], 16 + c * 2);
         add(s, 0, 0, r, "%s", code->str);
+        /* CMOVcc between registers, after CMP (SUB flags) and after ADD
+         * (ZF inline, the rest through flags_cond); LEA (no flags) folds
+         * ECX after each into ESI and moves the source on, so that every
+         * CMOV's outcome shows. */
+        for (unsigned op = 0; op < 2; op++) {
+            g_string_truncate(code, 0);
+            g_string_append(code, op ? "add eax, ebx\n" : "cmp eax, ebx\n");
+            for (unsigned c = 0; c < 16; c++)
+                g_string_append_printf(code, "cmov%s ecx, edx\nlea esi, [esi+esi*2]\n"
+                                             "lea esi, [esi+ecx]\nlea edx, [edx+edx*2+%u]\n",
+                                       cc[c], c + 1);
+            add(s, 0, 0, r, "%s", code->str);
+        }
         g_string_truncate(code, 0);
         g_string_append(code, "xor esi, esi\nsub eax, ebx\n");
         for (unsigned c = 0; c < 16; c++)
