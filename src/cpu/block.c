@@ -32,7 +32,10 @@
  *     no hook, port or event code, and only add to cycles, which
  *     commutes); before any other handler, before a fault is delivered,
  *     and whenever the run leaves the block, everything is committed, so
- *     whatever can observe the counters sees step()'s values. */
+ *     whatever can observe the counters sees step()'s values;
+ *   - from block to block: cpu_run_block enters the next block itself only
+ *     where cpu_run's loop would go straight to it (nothing pending, no
+ *     breakpoint at EIP, budget left), after the same fetch reference. */
 #include "cpu/cpu_priv.h"
 
 static inline Block *block_slot(Cpu *c, uint64_t pa)

@@ -47,6 +47,26 @@ static HANDLER(h_load32)
 
 static HANDLER(h_store32) { return mem_write(c, i->seg, insn_ea(c, i), 4, c->r[i->reg]); }
 
+/* 50+r PUSH r32, 58+r POP r32 (the stack pointer is 32 bits, as in
+ * stack_push/stack_read): PUSH ESP stores the value before the decrement,
+ * POP ESP keeps the value popped. */
+static HANDLER(h_push_r32)
+{
+    uint32_t esp = c->r[REG_ESP] - 4;
+    TRY(mem_write(c, SEG_SS, esp, 4, c->r[i->reg]));
+    c->r[REG_ESP] = esp;
+    return XR_OK;
+}
+
+static HANDLER(h_pop_r32)
+{
+    uint32_t v;
+    TRY(mem_read(c, SEG_SS, c->r[REG_ESP], 4, ACCESS_READ, &v));
+    c->r[REG_ESP] += 4;
+    c->r[i->reg] = v;
+    return XR_OK;
+}
+
 /* 01/09/.../39 /r and 03/0B/.../3B /r with two registers, 81/83 /op with a register */
 static HANDLER(h_alu_r32_r32)
 {
@@ -183,8 +203,15 @@ static inline int cond_inline(const Cpu *c, unsigned cond)
  * else goes to h_jcc itself (a tail call, nothing done yet). */
 static HANDLER(h_jcc32)
 {
-    int take = cond_inline(c, i->op);
-    if (UNLIKELY(take < 0))
+    /* cond_inline's cases written out: the -1 test costs the loop-closing
+     * branch of every hot loop an instruction or more. */
+    unsigned cond = i->op;
+    bool take;
+    if ((cond >> 1) == 2 && c->cc.op != CC_EAGER)
+        take = (c->cc.res == 0) ^ (cond & 1);
+    else if (c->cc.op == CC_SUB && ((cond >> 1) == 1 || (cond >> 1) == 3))
+        take = ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
+    else
         return h_jcc(c, i);
     if (!take) {
         cpu_charge(c, c->cost.alu);
@@ -253,6 +280,10 @@ void cpu_specialize(Insn *d)
         d->fn = h_test_r32_r32;
     else if (f == h_cmov && !d->mem)
         d->fn = h_cmov_r32_r32;
+    else if (f == h_push_r)
+        d->fn = h_push_r32;
+    else if (f == h_pop_r)
+        d->fn = h_pop_r32;
     else if (f == h_inc_r)
         d->fn = h_inc_r32;
     else if (f == h_dec_r)
@@ -264,7 +295,7 @@ bool cpu_fast_handler(InsnFn fn)
     static const InsnFn fast[] = {
         h_mov_rm32_r32, h_mov_r32_rm32, h_mov_r32_imm, h_load32, h_store32,
         h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_inc_r32, h_dec_r32,
-        h_test_r32_r32, h_jcc32, h_cmov_r32_r32,
+        h_test_r32_r32, h_jcc32, h_cmov_r32_r32, h_push_r32, h_pop_r32,
     };
     for (size_t k = 0; k < G_N_ELEMENTS(fast); k++)
         if (fn == fast[k])

@@ -368,6 +368,8 @@ static void add_misc_data(OracleSet *s)
         add(s, 0, 0, r, "push eax\npush word 0x1234\npush 0x80\npop ecx\npop dx\npop esi");
         add(s, 0, 0, r, "push dword [buf+4]\npop dword [buf+32]\npush ebx\npop word [buf+40]\npop di");
         add(s, 0, 0, r, "pushad\nmov eax, 1\nmov esp, esp\npopad");
+        /* PUSH ESP stores ESP before the push; POP ESP keeps the value popped. */
+        add(s, 0, 0, r, "push esp\npop eax\npush ecx\npush esp\npop esp\npop edx\npush ebx\npop edi");
         add(s, 0, ZF | SF, r, "pushfd\npop eax\nadd ebx, ecx\npushfd\nor dword [esp], 0x8d5\npopfd\nsetc dl");
         add(s, 0, 0, r, "enter 16, 0\nmov [ebp-4], eax\nleave");
         add(s, 0, 0, r, "push ebp\nmov ebp, esp\nenter 8, 2\nmov ebx, esp\nleave\npop ebp");
