@@ -169,6 +169,15 @@ static inline __attribute__((always_inline)) void commit(Cpu *c, const Block *b,
     c->cycles += b->cost[to] - b->cost[from];
 }
 
+/* Retire one instruction as step() does, its cost read beforehand. */
+static inline void retire_one(Cpu *c, uint16_t cost, bool user)
+{
+    c->eip = c->next_eip;
+    c->insns++;
+    c->insns_user += user;
+    c->cycles += cost;
+}
+
 /* How many instructions of b the run may take before one at a breakpoint
  * (the first one is the run loop's to check): found once per block and
  * breakpoint set (bp_gen), since both change far less often than blocks
@@ -214,6 +223,7 @@ static inline __attribute__((always_inline)) uint64_t run_block(Cpu *c, uint64_t
     const unsigned lim = bp_limit(c, b);
     uint64_t done = 0;
     unsigned k;
+    uint32_t eip;
     int r;
 again:;
     unsigned n = (unsigned)MIN((uint64_t)lim, budget - done);
@@ -254,8 +264,34 @@ again:;
                 }
             }
             if ((m >> 32) & KF_SYNC) {
+                /* Everything committed before it. It may have run the core
+                 * itself (a port or event hook calling cpu_run), which can
+                 * have rebuilt any block, b included: so when it ends the
+                 * run (and every cpu_run leaves BX_OTHER set when it
+                 * returns), it is retired from what was read before the
+                 * call, and the run ends without reading b again (the
+                 * loop-back test looks at block_exit first). */
                 commit(c, b, ks, k, user, eip0 + b->off[k]);
-                ks = k;
+                uint16_t cost = in->cost;
+                c->next_eip = (uint32_t)m;
+                r = in->fn(c, in);
+                if (UNLIKELY(r != XR_OK)) {
+                    if (r == XR_STOP) {
+                        retire_one(c, cost, user);
+                        *rc = XR_STOP;
+                    } else if (r == XR_FAULT) {
+                        *rc = cpu_take_exception(c);
+                    }
+                    return done + k + 1;     /* XR_FAULT, XR_AGAIN: not retired */
+                }
+                if (UNLIKELY(c->block_exit)) {
+                    retire_one(c, cost, user);
+                    done += k + 1;
+                    eip = c->eip;
+                    goto ended;
+                }
+                ks = k;                      /* retired with the next commit */
+                continue;
             }
         }
         c->next_eip = (uint32_t)m;
@@ -268,21 +304,17 @@ again:;
     commit(c, b, ks, n, user, eip0 + b->off[n]);
     return done + n;
 out:
+    /* A handler returned XR_FAULT (a pure one: not retired, EIP stays on
+     * it) or set block_exit. */
     if (r != XR_OK) {
-        if (r == XR_STOP) {              /* retired, then stop */
-            commit(c, b, ks, k + 1, user, c->next_eip);
-            *rc = XR_STOP;
-            return done + k + 1;
-        }
-        /* XR_FAULT, XR_AGAIN: not retired; EIP stays on it (a handler
-         * that is not pure saw it committed, and keeps what it left). */
-        commit(c, b, ks, k, user, (b->meta[k] >> 32 & KF_SYNC) ? c->eip : eip0 + b->off[k]);
-        if (r == XR_FAULT)
-            *rc = cpu_take_exception(c);
+        commit(c, b, ks, k, user, eip0 + b->off[k]);
+        *rc = cpu_take_exception(c);
         return done + k + 1;
     }
-    uint32_t eip = c->next_eip;
+    eip = c->next_eip;
     done += k + 1;
+    commit(c, b, ks, k + 1, user, eip);
+ended:
     /* A loop whose branch goes back to the block's start: go round again
      * without leaving, doing what the run loop would do at that boundary
      * (breakpoint, fetch reference; nothing pending, no code written, same
@@ -291,7 +323,6 @@ out:
      * pending (cpu_pend sets BX_OTHER, and block_exit started clear with
      * nothing pending), and only a handler that is not pure (sync_any)
      * can have changed CPL or CS (far transfers, protmode.c). */
-    commit(c, b, ks, k + 1, user, eip);
     if (c->block_exit != BX_JUMP || eip != eip0 || done >= budget ||
         (b->sync_any && (c->cpl != cpl0 || c->seg[SEG_CS].base != cs_base0)) ||
         b->bp_first)

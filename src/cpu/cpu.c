@@ -451,7 +451,19 @@ static inline int step(Cpu *c)
     return cpu_take_exception(c);
 }
 
+static CpuStop run_loop(Cpu *c, uint64_t max_insns);
+
+/* A run inside a hook (called from a handler of a running block) may
+ * rebuild blocks and leave block_exit clear: BX_OTHER on the way out ends
+ * the block outside (block.c). */
 CpuStop cpu_run(Cpu *c, uint64_t max_insns)
+{
+    CpuStop s = run_loop(c, max_insns);
+    c->block_exit |= BX_OTHER;
+    return s;
+}
+
+static CpuStop run_loop(Cpu *c, uint64_t max_insns)
 {
     c->stop_req = CPU_STOP_NONE;
     c->caches_used = true;

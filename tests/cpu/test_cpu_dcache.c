@@ -443,6 +443,63 @@ START_TEST(test_counters_observed_mid_block)
 }
 END_TEST
 
+/* A port hook that runs the core itself (cpu_run inside a handler of a
+ * running block), stopping on its budget in the middle of straight-line
+ * code: the outer instruction then retires to wherever the inner run left
+ * EIP, as single steps do, and the outer block must not run on. */
+static PortResult nested_run(Cpu *c, uint16_t port, unsigned size, uint32_t val, void *user)
+{
+    (void)port, (void)size, (void)val, (void)user;
+    cpu_set_eip(c, 0x10010);
+    cpu_run(c, 2);
+    return PORT_OK;
+}
+
+static char *nested_figures(bool on)
+{
+    PhysMem *pm = physmem_new();
+    Mmu *m = mmu_new(pm, NULL);
+    Cpu *c = cpu_new(m, NULL);
+    cpu_set_decode_cache(c, on);
+    /* 0x10000: inc ecx; out 0x81, al; inc ecx; inc ecx; add esi, ecx; hlt
+     * 0x10010: inc edi; inc edi; inc edi; add esi, edi; hlt */
+    uint8_t code[32] = { 0x41, 0xE6, 0x81, 0x41, 0x41, 0x01, 0xCE, 0xF4 };
+    const uint8_t sub[] = { 0x47, 0x47, 0x47, 0x01, 0xFE, 0xF4 };
+    memcpy(code + 16, sub, sizeof sub);
+    physmem_write(pm, 0x20000, code, sizeof code);
+    physmem_write64(pm, 0x100000, 0x101000 | 1);
+    physmem_write64(pm, 0x101000, 0x102000 | 3);
+    physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
+    uint8_t vec;
+    uint32_t err;
+    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
+    ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
+    ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+    cpu_port_register(c, 0x81, 1, NULL, nested_run, NULL);
+    GString *log = g_string_new(NULL);
+    for (int pass = 0; pass < 3; pass++) {     /* later passes run decoded blocks */
+        cpu_set_eip(c, 0x10000);
+        CpuStop st = cpu_run(c, 100);
+        g_string_append_printf(log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%" G_GUINT64_FORMAT
+                                    " eip=%x ecx=%x esi=%x edi=%x\n",
+                               cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
+                               cpu_reg(c, REG_ECX), cpu_reg(c, REG_ESI), cpu_reg(c, REG_EDI));
+    }
+    cpu_free(c);
+    mmu_free(m);
+    physmem_free(pm);
+    return g_string_free(log, FALSE);
+}
+
+START_TEST(test_run_inside_hook)
+{
+    char *on = nested_figures(true), *off = nested_figures(false);
+    ck_assert_msg(!strcmp(on, off), "cache on:\n%s\ncache off:\n%s", on, off);
+    g_free(on);
+    g_free(off);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     objects = argv + 1;
@@ -463,6 +520,7 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
     tcase_add_test(t, test_counters_observed_mid_block);
+    tcase_add_test(t, test_run_inside_hook);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
