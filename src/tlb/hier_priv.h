@@ -25,6 +25,12 @@ typedef struct {
                                   * and holds the size, else NULL */
     bool only_small;             /* small is the side's one array: no large
                                   * array, no STLB behind it (the P4) */
+    Tlb *sole;                   /* small, when only_small, the hierarchy
+                                  * has no PDE cache and small's hits are
+                                  * taken inline (memos can be made): then
+                                  * a miss in it is the whole lookup, and
+                                  * the MMU may take it on its fused miss
+                                  * path (mmu.c); else NULL */
 } Side;
 
 struct TlbHierarchy {
@@ -47,6 +53,19 @@ TLB_HOT void tlb_hier_count_hit(TlbHierarchy *h, Tlb *t, int s, Access access, i
     tlb_count_hit(t, s, access, cpl);
     h->stats.lookups[access][p]++;
     h->stats.hits[access][p]++;
+}
+
+/* Count a lookup that missed in t, the side's only array, having found
+ * no entry for the page under this PCID in any size (tlb_hit_fast set
+ * t->missed): what tlb_hier_lookup_rest counts then (it would find no
+ * other array to ask). */
+TLB_HOT void tlb_hier_count_miss(TlbHierarchy *h, Tlb *t, Access access, int cpl)
+{
+    unsigned p = TLB_PRIV(cpl);
+    t->stats.lookups[access][p]++;
+    t->stats.misses[access][p]++;
+    h->stats.lookups[access][p]++;
+    h->stats.misses[access][p]++;
 }
 
 /* See above. *extra_cycles as tlb_hier_lookup sets it on a hit. */

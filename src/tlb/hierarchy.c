@@ -95,6 +95,9 @@ TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
     h->pde_entries = c->pde_cache_entries;
     if (h->pde_entries)
         h->pde = pde_cache_new(h->pde_entries);
+    for (unsigned k = 0; k < 2; k++)
+        h->side[k].sole = h->side[k].only_small && !h->pde && h->side[k].small->hit_inline
+                              ? h->side[k].small : NULL;
     return h;
 }
 
@@ -172,11 +175,7 @@ TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
      * call. */
     if (sd->only_small &&
         t->missed == (t->key_base[0] | ((uint64_t)(lin >> t->shifts[0]) << KEY_VPN_SHIFT) | pcid)) {
-        unsigned p = TLB_PRIV(cpl);
-        t->stats.lookups[access][p]++;
-        t->stats.misses[access][p]++;
-        h->stats.lookups[access][p]++;
-        h->stats.misses[access][p]++;
+        tlb_hier_count_miss(h, t, access, cpl);
         *extra_cycles = 0;
         return TLB_MISS;
     }

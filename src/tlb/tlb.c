@@ -503,6 +503,12 @@ const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int c
     return fill_new(t, e, access, cpl, also);
 }
 
+const TlbEntry *tlb_fill_fresh(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                               uint64_t *also)
+{
+    return fill_new(t, e, access, cpl, also);
+}
+
 void tlb_bad_entry(const TlbEntry *e)
 {
     g_error("TLB fill of an entry with page size %u, PCID %u, VPN %#x: sizes are "

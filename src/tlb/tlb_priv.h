@@ -189,6 +189,13 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
 const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
                                  TlbFillInfo *info, uint64_t *also);
 
+/* tlb_fill_counted of an entry that is not global and whose key is
+ * t->missed (a 4 KiB page the array's last tlb_hit_fast found in no size
+ * under its PCID): the case in which tlb_fill_counted searches no
+ * duplicate, done without its tests (tlb.c). */
+const TlbEntry *tlb_fill_fresh(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                               uint64_t *also);
+
 /* An entry that tlb_fill or tlb_hier_fill was given with a page size that
  * is no TlbPageSize, a PCID wider than 12 bits (it would spill into the
  * key) or a VPN past 4 GiB: a caller's bug (tlb.c). */
