@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "tlb/tlb_state.h"
 #include "tlb/tlb_priv.h"
 
 G_DEFINE_QUARK(vmsplit-tlb-error-quark, tlb_error)
@@ -55,6 +56,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     }
 
     Tlb *t = g_new0(Tlb, 1);
+    t->self = &t->stats;
     t->name = g_strdup(name);
     t->geom = *geom;
     t->policy = policy;
@@ -172,7 +174,6 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out)
 {
     unsigned p = TLB_PRIV(cpl);
-    t->stats.lookups[access][p]++;
     uint64_t key0 = t->key_base[0] | ((uint64_t)(lin >> t->shifts[0]) << KEY_VPN_SHIFT) | pcid;
     for (unsigned i = t->missed == key0 ? t->nsizes : 0; i < t->nsizes; i++) {
         int s = probe_size(t, i, lin, pcid);
@@ -184,7 +185,7 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
             t->stats.dirty_walks[access][p]++;
             return TLB_MISS_DIRTY;
         }
-        t->stats.hits[access][p]++;
+        t->slow_hits[access][p]++;
         if (t->stamps) {
             t->stamps[s] = ++*t->clock;
         } else if (t->touch) {
@@ -616,8 +617,25 @@ const TlbGeom *tlb_geom(const Tlb *t) { return &t->geom; }
 unsigned tlb_sets(const Tlb *t) { return t->sets; }
 const TlbPolicy *tlb_policy(const Tlb *t) { return t->policy; }
 unsigned tlb_valid_count(const Tlb *t) { return t->nvalid; }
-const TlbStats *tlb_stats(const Tlb *t) { return &t->stats; }
-void tlb_stats_reset(Tlb *t) { memset(&t->stats, 0, sizeof t->stats); }
+/* The derived counters (Tlb.stats in tlb_priv.h): hits are the inline
+ * ones plus the others, and every lookup was a hit or a miss. */
+const TlbStats *tlb_stats(const Tlb *t)
+{
+    TlbStats *v = t->self;
+    for (unsigned a = 0; a < TLB_NACCESS; a++)
+        for (unsigned p = 0; p < 2; p++) {
+            v->hits[a][p] = t->fast_hits[a][p] + t->slow_hits[a][p];
+            v->lookups[a][p] = v->hits[a][p] + v->misses[a][p];
+        }
+    return v;
+}
+
+void tlb_stats_reset(Tlb *t)
+{
+    memset(&t->stats, 0, sizeof t->stats);
+    memset(t->fast_hits, 0, sizeof t->fast_hits);
+    memset(t->slow_hits, 0, sizeof t->slow_hits);
+}
 
 bool tlb_holds(const Tlb *t, TlbPageSize s)
 {
@@ -636,4 +654,16 @@ bool tlb_entry_at(const Tlb *t, unsigned set, unsigned way, TlbEntry *out)
     if (out)
         *out = t->ent[s];
     return true;
+}
+
+void tlb_stats_add_base(TlbStats *dst, uint64_t hits[TLB_NACCESS][2], const TlbStats *d,
+                        uint64_t times)
+{
+    TlbStats x = *d;
+    memset(x.lookups, 0, sizeof x.lookups);
+    memset(x.hits, 0, sizeof x.hits);
+    tlb_stats_add_scaled(dst, &x, times);
+    for (unsigned a = 0; a < TLB_NACCESS; a++)
+        for (unsigned p = 0; p < 2; p++)
+            hits[a][p] += times * d->hits[a][p];
 }

@@ -80,7 +80,16 @@ struct Tlb {
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);
     void *pstate;
+    /* Statistics: every counter of stats is counted where it happens,
+     * but lookups and hits, which tlb_stats (tlb.c) derives there when
+     * read. A hit taken inline (tlb_count_hit) counts only fast_hits,
+     * any other hit slow_hits; no lookup is counted, since every lookup
+     * is exactly one hit or one miss (lookups = hits + misses). */
     TlbStats stats;
+    uint64_t fast_hits[TLB_NACCESS][2];
+    uint64_t slow_hits[TLB_NACCESS][2];
+    TlbStats *self;              /* &stats, so that tlb_stats can refresh a
+                                  * const array's derived counters */
 
     /* Fill path. */
     uint64_t *vbits;             /* bit per slot: valid (the tag's V bit),
@@ -196,6 +205,14 @@ const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int c
 const TlbEntry *tlb_fill_fresh(Tlb *t, const TlbEntry *e, Access access, int cpl,
                                uint64_t *also);
 
+/* Add times x d, a delta of what tlb_stats (or tlb_hier_stats) reads, to
+ * the counts behind it: to dst (Tlb.stats or the hierarchy's) every
+ * counter but lookups, which is derived and so not added, and hits,
+ * which go to *hits (the array's slow_hits, the hierarchy's own_hits).
+ * Exact, since the derivations are sums (tlb.c). */
+void tlb_stats_add_base(TlbStats *dst, uint64_t hits[TLB_NACCESS][2], const TlbStats *d,
+                        uint64_t times);
+
 /* An entry that tlb_fill or tlb_hier_fill was given with a page size that
  * is no TlbPageSize, a PCID wider than 12 bits (it would spill into the
  * key) or a VPN past 4 GiB: a caller's bug (tlb.c). */
@@ -220,14 +237,13 @@ TLB_HOT void tlb_check_entry(const TlbEntry *e)
 G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
 /* What a hit in slot s costs the array when the policy's hit is a stamp
- * or nothing (hit_inline): the counts and the stamp. tlb_hit_fast and the
- * MMU's memo of a hit (mmu_priv.h) both end here. */
+ * or nothing (hit_inline): the count (the lookup is derived, see
+ * Tlb.stats) and the stamp. tlb_hit_fast and the MMU's memo of a hit
+ * (mmu_priv.h) both end here. */
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
-    unsigned p = TLB_PRIV(cpl);
     t->hint = s;
-    t->stats.lookups[access][p]++;
-    t->stats.hits[access][p]++;
+    t->fast_hits[access][TLB_PRIV(cpl)]++;
     if (t->stamps)
         t->stamps[s] = ++*t->clock;
 }
