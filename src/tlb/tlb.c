@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "tlb/lru_priv.h"
 #include "tlb/tlb_state.h"
 #include "tlb/tlb_priv.h"
 
@@ -95,6 +96,8 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     if (policy->stamps)
         t->stamps = policy->stamps(t->pstate, &t->clock);
     t->hit_inline = t->stamps || !t->touch;
+    if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->bucket)
+        t->lru = t->pstate;
     return t;
 }
 
@@ -396,6 +399,20 @@ fill_evicting(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
     return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
 }
 
+/* fill_evicting for true LRU with ordered records and the hash index
+ * (Tlb.lru: the P4's 64-way arrays): the policy's victim function inline
+ * (lru_priv.h, the very code its victim runs), and no test of what
+ * Tlb.lru implies. */
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
+                  uint64_t *also)
+{
+    fill_count(t, access, cpl, 1, also);
+    unsigned slot = set * t->ways + lru_victim_ordered(t->lru, set);
+    index_unlink(t, slot);
+    return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
+}
+
 /* A fill into a set with an invalid way, of an entry that duplicates
  * nothing: the lowest invalid way (there is one: set_valid counts the
  * set's valid ways). */
@@ -432,6 +449,8 @@ fill_new(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
     unsigned set = e->vpn & t->set_mask;
     if (t->set_valid[set] < t->ways)
         return fill_free(t, e, set, access, cpl, also);
+    if (t->lru)
+        return fill_evicting_lru(t, e, set, access, cpl, also);
     return fill_evicting(t, e, set, access, cpl, also);
 }
 

@@ -76,6 +76,11 @@ struct Tlb {
                                   * in the slot (mmu_priv.h) holds while it
                                   * is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
+    struct Lru *lru;             /* the policy's state when it is true LRU
+                                  * with ordered records (ways > LRU_SCAN,
+                                  * lru_priv.h) and the array has the hash
+                                  * index: a fill into a full set takes
+                                  * fill_evicting_lru; else NULL */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);
