@@ -558,10 +558,23 @@ static void count_flush(Tlb *t, TlbFlushCause cause, unsigned n)
     }
 }
 
+/* INVLPG removes, in each page size, the entries a lookup of lin under
+ * pcid would hit: at most one per size (tlb.h: a fill replaces any entry
+ * the new one would duplicate, so no two entries answer one probe). An
+ * array with the hash index finds it there, as a lookup does; a small
+ * array compares every way of the set. */
 unsigned tlb_invlpg(Tlb *t, uint32_t lin, uint16_t pcid)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < t->nsizes; i++) {
+        if (t->bucket) {
+            int s = probe_size(t, i, lin, pcid);
+            if (s != NO_SLOT) {
+                invalidate_slot(t, (unsigned)s);
+                n++;
+            }
+            continue;
+        }
         unsigned size = t->sizes[i];
         uint32_t vpn = lin >> tlb_page_shift((TlbPageSize)size);
         uint64_t probe = make_key(size, vpn, pcid);
