@@ -243,9 +243,11 @@ static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Acces
     mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
     mm->sgen = t->sgen[slot];
     mm->ok = (uint8_t)ok;
-    mm->slot = (int)slot;
+    mm->lat = t->geom.hit_latency;
     mm->gen = &t->sgen[slot];
-    mm->t = t;
+    mm->hits = &t->fast_hits[TLB_PRIV(cpl)];
+    mm->stamp = t->stamps ? &t->stamps[slot] : NULL;
+    mm->clock = t->clock;
     mm->pa = pa;
     mm->host = host;
 }

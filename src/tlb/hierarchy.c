@@ -325,7 +325,7 @@ const TlbStats *tlb_hier_stats(const TlbHierarchy *h)
             continue;
         for (unsigned a = 0; a < TLB_NACCESS; a++)
             for (unsigned p = 0; p < 2; p++)
-                v->hits[a][p] += t->fast_hits[a][p];
+                v->hits[a][p] += t->fast_hits[2 * a + p];
     }
     for (unsigned a = 0; a < TLB_NACCESS; a++)
         for (unsigned p = 0; p < 2; p++)

@@ -656,7 +656,7 @@ const TlbStats *tlb_stats(const Tlb *t)
     TlbStats *v = t->self;
     for (unsigned a = 0; a < TLB_NACCESS; a++)
         for (unsigned p = 0; p < 2; p++) {
-            v->hits[a][p] = t->fast_hits[a][p] + t->slow_hits[a][p];
+            v->hits[a][p] = t->fast_hits[2 * a + p] + t->slow_hits[a][p];
             v->lookups[a][p] = v->hits[a][p] + v->misses[a][p];
         }
     return v;

@@ -91,7 +91,9 @@ struct Tlb {
      * any other hit slow_hits; no lookup is counted, since every lookup
      * is exactly one hit or one miss (lookups = hits + misses). */
     TlbStats stats;
-    uint64_t fast_hits[TLB_NACCESS][2];
+    uint64_t fast_hits[TLB_NACCESS * 2]; /* [2 * access + privilege]: flat,
+                                  * so that a memo can point at its
+                                  * privilege's column (mmu_priv.h) */
     uint64_t slow_hits[TLB_NACCESS][2];
     TlbStats *self;              /* &stats, so that tlb_stats can refresh a
                                   * const array's derived counters */
@@ -248,7 +250,7 @@ G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
     t->hint = s;
-    t->fast_hits[access][TLB_PRIV(cpl)]++;
+    t->fast_hits[2 * access + TLB_PRIV(cpl)]++;
     if (t->stamps)
         t->stamps[s] = ++*t->clock;
 }
