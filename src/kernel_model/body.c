@@ -32,12 +32,6 @@ static void kread(KernelBody *kb, uint32_t va)
     machine_kernel_read(kb->m, va, &v, 4);
 }
 
-static void kwrite(KernelBody *kb, uint32_t va)
-{
-    uint32_t v = 0;
-    machine_kernel_write(kb->m, va, &v, 4);
-}
-
 /* The kernel data a body touches: a different set of pages per syscall,
  * spread over the pool by its number. */
 static void touch_kdata(KernelBody *kb, const SyscallProfile *p)
@@ -104,16 +98,15 @@ static void copy(KernelBody *kb, uint32_t n, bool to_user)
             access_base = kb->kmap_va + (uva & (PAGE_SIZE - 1));
             machine_charge(kb->m, (uint64_t)KBODY_RW_VM_INSNS * kb->cost->alu, KBODY_RW_VM_INSNS);
         }
-        for (uint32_t off = 0; off < chunk; off += LINE) {
-            uint32_t u = access_base + off, k = kva + ((uva + off) & (PAGE_SIZE - 1));
-            if (to_user) {
-                kread(kb, k);
-                kwrite(kb, u);
-            } else {
-                kread(kb, u);
-                kwrite(kb, k);
-            }
-        }
+        /* Each line: read the source's first dword, write the target's
+         * (the chunk stays in one page of uva, so the kernel side is the
+         * line's offset in that page). */
+        uint32_t u = access_base, k = kva + (uva & (PAGE_SIZE - 1));
+        uint32_t lines = (chunk + LINE - 1) / LINE;
+        if (to_user)
+            machine_kernel_copy_lines(kb->m, k, u, lines, LINE);
+        else
+            machine_kernel_copy_lines(kb->m, u, k, lines, LINE);
         /* __copy_user: rep movsl, one iteration per dword. */
         machine_charge(kb->m, (uint64_t)(chunk + 3) / 4 * kb->cost->string_iter, 1);
         done += chunk;

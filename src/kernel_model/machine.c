@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cpu/elfload.h"
 #include "cpu/ports.h"
+#include "mmu/mmu_priv.h"      /* mmu_access_fast: see machine_kernel_read */
 #include "mmu/pae.h"
 
 #include <gio/gio.h>
@@ -414,14 +415,80 @@ bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages, bool w
 
 /* ---- kernel-mode references made by the C bodies (modelled) ---- */
 
-bool machine_kernel_read(Machine *m, uint32_t va, void *buf, size_t n)
+/* Whether a kernel copy of n bytes at va is whole aligned dwords: then
+ * cpu_read_linear / cpu_write_linear would split it into n / 4 pieces of
+ * 4 bytes, each in one page, one mmu_access each, in address order. The
+ * two functions below make exactly those references themselves, with the
+ * memo's hit inline (mmu_access_fast, as the core does), instead of the
+ * core's general piece loop: the kernel copies of a 4G/4G replay are two
+ * such dwords per 64-byte line (body.c). Anything else goes to the core. */
+static inline bool whole_dwords(uint32_t va, size_t n)
 {
-    return cpu_read_linear(m->cpu, va, buf, n);
+    return ((va | (uint32_t)n) & 3) == 0;
 }
 
+bool machine_kernel_read(Machine *m, uint32_t va, void *buf, size_t n)
+{
+    if (G_UNLIKELY(!whole_dwords(va, n)))
+        return cpu_read_linear(m->cpu, va, buf, n);
+    uint8_t *p = buf;
+    for (size_t k = 0; k < n; k += 4) {
+        MmuFault f;
+        const uint8_t *h = mmu_access_fast(m->mmu, va + (uint32_t)k, ACCESS_READ, 0, &f);
+        if (G_UNLIKELY(!h))
+            return false;            /* as cpu_read_linear: no further piece */
+        memcpy(p + k, h, 4);
+    }
+    return true;
+}
+
+/* cpu_write_linear also tells a running decoded block to stop after the
+ * current instruction (the write may hit code). Kernel writes are made by
+ * the hypercall, a port hook, and cpu_port_out has already told the block
+ * that; outside a run there is no block to tell (block.c resets the flag
+ * at every block entry). */
 bool machine_kernel_write(Machine *m, uint32_t va, const void *buf, size_t n)
 {
-    return cpu_write_linear(m->cpu, va, buf, n);
+    if (G_UNLIKELY(!whole_dwords(va, n)))
+        return cpu_write_linear(m->cpu, va, buf, n);
+    const uint8_t *p = buf;
+    for (size_t k = 0; k < n; k += 4) {
+        MmuFault f;
+        uint8_t *h = mmu_access_fast(m->mmu, va + (uint32_t)k, ACCESS_WRITE, 0, &f);
+        if (G_UNLIKELY(!h))
+            return false;
+        memcpy(h, p + k, 4);
+    }
+    return true;
+}
+
+/* The references of a kernel copy's lines (body.c): for each of the
+ * lines k = 0 .. lines - 1, the dword at from + k * step is read and a
+ * zero dword written at to + k * step, each as machine_kernel_read /
+ * machine_kernel_write of 4 bytes would make it, in that order, whatever
+ * the others gave (a copy does not stop at a reference that faults: the
+ * model has no fixup; the fault is not delivered). Aligned (the usual
+ * case), the two references of a line are made here with the memo's hit
+ * inline; else line by line through the general functions. */
+void machine_kernel_copy_lines(Machine *m, uint32_t from, uint32_t to, uint32_t lines,
+                               uint32_t step)
+{
+    uint32_t zero = 0, v;
+    if (G_UNLIKELY(!whole_dwords(from | to | step, 4))) {
+        for (uint32_t k = 0; k < lines; k++) {
+            machine_kernel_read(m, from + k * step, &v, 4);
+            machine_kernel_write(m, to + k * step, &zero, 4);
+        }
+        return;
+    }
+    Mmu *mmu = m->mmu;
+    for (uint32_t k = 0; k < lines; k++) {
+        MmuFault f;
+        mmu_access_fast(mmu, from + k * step, ACCESS_READ, 0, &f);
+        uint8_t *h = mmu_access_fast(mmu, to + k * step, ACCESS_WRITE, 0, &f);
+        if (G_LIKELY(h))
+            memcpy(h, &zero, 4);
+    }
 }
 
 static void kwrite32(Machine *m, uint32_t va, uint32_t v)
@@ -503,8 +570,8 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
          * (EBX..EBP are contiguous at the bottom of the frame). */
         uint32_t esp = cpu_reg(cpu, REG_ESP), args[6], nr;
         G_STATIC_ASSERT(PT_EBX == 0 && PT_EBP == 5);
-        if (!cpu_read_linear(cpu, esp, args, sizeof args) ||
-            !cpu_read_linear(cpu, esp + 4 * PT_ORIG_EAX, &nr, sizeof nr))
+        if (!machine_kernel_read(m, esp, args, sizeof args) ||
+            !machine_kernel_read(m, esp + 4 * PT_ORIG_EAX, &nr, sizeof nr))
             return PORT_OK;          /* the fault was delivered */
         m->counts.syscalls++;
         uint32_t ret = m->body ? m->body(m, nr, args, m->body_user) : 0;

@@ -119,6 +119,11 @@ void machine_request_switch(Machine *m, int task);
 /* Kernel-mode references (through the current CR3, CPL 0). */
 bool machine_kernel_read(Machine *m, uint32_t va, void *buf, size_t n);
 bool machine_kernel_write(Machine *m, uint32_t va, const void *buf, size_t n);
+/* A copy's lines: for k < lines, read the dword at from + k * step, then
+ * write a zero dword at to + k * step (machine_kernel_read / _write of 4
+ * bytes each, in that order, each made whatever the others gave). */
+void machine_kernel_copy_lines(Machine *m, uint32_t from, uint32_t to, uint32_t lines,
+                               uint32_t step);
 
 /* Cycle and event counts. */
 typedef struct {

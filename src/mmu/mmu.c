@@ -42,11 +42,11 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     else
         default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
-    mmu_set_shortcuts(m, true);
     m->pm = pm;
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
+    mmu_set_shortcuts(m, true);
     m->cache = preset ? cache_new_from_preset(preset, err) : cache_new(NULL, NULL, NULL, 1, err);
     if (!m->cache)
         goto fail;
@@ -103,6 +103,8 @@ static void memo_clear(Mmu *m)
 void mmu_set_shortcuts(Mmu *m, bool on)
 {
     m->no_memo = !on;
+    for (unsigned side = 0; side < 2; side++)
+        m->sole[side] = on && m->tlb ? m->tlb->side[side].sole : NULL;
     memo_clear(m);
 }
 
@@ -223,6 +225,33 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
     tlb_hier_flush_pcid(m->tlb, pcid);
 }
 
+/* Remember entry e, in slot of t (the side's first-level array the hit
+ * path probes, whose hits are taken inline), for the page of lin at cpl;
+ * host: the page's frame, which exists. */
+static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Access access,
+                                int cpl, const TlbEntry *e, uint64_t pa, uint8_t *host)
+{
+    unsigned side = access == ACCESS_EXEC;
+    /* mmu_rights_ok for each access the side makes, and for a write the
+     * dirty bit tlb_hit_fast requires. */
+    bool user = cpl == 3, any = !user || e->us;
+    unsigned ok = side ? (unsigned)(any && !(m->regs.nxe && e->nx)) << ACCESS_EXEC
+                       : (unsigned)any << ACCESS_READ |
+                         (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
+                             << ACCESS_WRITE;
+    MmuMemo *mm = mmu_memo_at(m, lin, access);
+    mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    mm->sgen = t->sgen[slot];
+    mm->ok = (uint8_t)ok;
+    mm->lat = t->geom.hit_latency;
+    mm->gen = &t->sgen[slot];
+    mm->hits = &t->fast_hits[TLB_PRIV(cpl)];
+    mm->stamp = t->stamps ? &t->stamps[slot] : NULL;
+    mm->clock = t->clock;
+    mm->pa = pa;
+    mm->host = host;
+}
+
 /* Remember entry e (in a first-level array, just hit or filled) for the
  * page of lin at cpl; host: the page's frame, or NULL to look it up. No
  * memo when the entry is not in the array the hit path probes, or its
@@ -241,22 +270,7 @@ static MMU_INLINE void memo_make(Mmu *m, uint32_t lin, Access access, int cpl,
     uint64_t pa = tlb_entry_paddr(e, lin) & PAGE_MASK;
     if (!host && !(host = (uint8_t *)physmem_frame_peek_inline(m->pm, pa)))
         return;
-    /* mmu_rights_ok for each access the side makes, and for a write the
-     * dirty bit tlb_hit_fast requires. */
-    bool user = cpl == 3, any = !user || e->us;
-    unsigned ok = side ? (unsigned)(any && !(m->regs.nxe && e->nx)) << ACCESS_EXEC
-                       : (unsigned)any << ACCESS_READ |
-                         (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
-                             << ACCESS_WRITE;
-    MmuMemo *mm = mmu_memo_at(m, lin, access);
-    mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
-    mm->sgen = t->sgen[slot];
-    mm->ok = (uint8_t)ok;
-    mm->slot = (int)slot;
-    mm->gen = &t->sgen[slot];
-    mm->t = t;
-    mm->pa = pa;
-    mm->host = host;
+    memo_put(m, t, slot, lin, access, cpl, e, pa, host);
 }
 
 /* The walk's memory references, timed through the caches. A PDE-cache
@@ -315,6 +329,58 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
     return true;
 }
 
+/* The common miss, fused: the side's only array (Side.sole) has no entry
+ * for the page (tlb_hier_hit_fast just probed it, leaving t->missed), and
+ * the walker's fast path succeeds. Then it does what translate_rest
+ * would, step for step, without the steps that cannot apply: the lookup
+ * is counted as tlb_hier_lookup_rest counts it (no other array to ask,
+ * no extra cycles); no PDE cache to look up or fill; the walk's two
+ * reads timed as walk_and_fill times them; the entry built as
+ * tlb_entry_from_walk builds it, and filled as tlb_hier_fill fills it,
+ * through tlb_fill_fresh for a 4 KiB page that is not global (its key is
+ * t->missed: tlb_fill_counted would search no duplicate) and the general
+ * fill otherwise; no rights check (the fast walk permitted the access).
+ * With memos off (mmu_set_shortcuts: Mmu.sole is NULL) it is not taken:
+ * the general path is then the reference it is tested against. Returns false having
+ * changed nothing when the case does not apply: the caller goes on to
+ * translate_rest. *l1: the filled entry, or NULL. */
+static MMU_INLINE bool miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
+                                  uint64_t *pa, const TlbEntry **l1)
+{
+    TlbHierarchy *h = m->tlb;
+    Tlb *t = m->sole[access == ACCESS_EXEC];
+    PaeFast w;
+    if (!t ||
+        t->missed != (KEY_VALID | (lin & ~(uint32_t)(PAGE_SIZE - 1)) | m->pcid) ||
+        !pae_walk_fast_lean(&m->regs, m->pm, lin, access, cpl, &w))
+        return false;
+    tlb_hier_count_miss(h, t, access, cpl);
+    uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);
+    if (!w.large)
+        c += cache_access_fast(m->cache, w.pte_pa, false);
+    m->stats.walks++;
+    m->stats.walk_cycles += c;
+    m->stats.cycles += c;
+    TlbEntry e = {
+        .frame = w.frame,
+        .vpn = lin >> (w.large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
+        .pcid = m->pcid,
+        .page_size = (uint8_t)(w.large ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .rw = (w.all & PAE_RW) != 0, .us = (w.all & PAE_US) != 0,
+        .nx = (w.any & PAE_XD) != 0,
+        .dirty = (w.leaf & PAE_D) != 0,
+        .global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE),
+    };
+    if (G_LIKELY(!w.large && !e.global)) {
+        h->stats.fills[access][TLB_PRIV(cpl)]++;
+        *l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
+    } else {
+        *l1 = tlb_hier_fill(h, access, cpl, &e);
+    }
+    *pa = tlb_entry_paddr(&e, lin);
+    return true;
+}
+
 /* mmu_translate after the hit path found no usable first-level hit (or
  * with paging off): the rest of the lookup, and the walk. *l1: the
  * first-level entry a walk just filled, or NULL. */
@@ -365,7 +431,8 @@ bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
         if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
             return translate_rewalk(m, lin, access, cpl, pa, f);
         *pa = tlb_entry_paddr(e, lin);
-    } else if (!translate_rest(m, lin, access, cpl, pa, &e, f)) {
+    } else if (!(m->paging && miss_fused(m, lin, access, cpl, pa, &e)) &&
+               !translate_rest(m, lin, access, cpl, pa, &e, f)) {
         return false;
     }
     /* A hit, or a walk whose rights check passed for this access and
@@ -444,7 +511,8 @@ uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
             if (!translate_rewalk(m, lin, access, cpl, &pa, f))
                 return NULL;
         }
-    } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
+    } else if (!(m->paging && miss_fused(m, lin, access, cpl, &pa, &e)) &&
+               !translate_rest(m, lin, access, cpl, &pa, &e, f)) {
         return NULL;
     }
     uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);

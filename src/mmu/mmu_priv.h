@@ -34,7 +34,9 @@
  * its entry in place). The memo then skips the probe, the rights check
  * (done when the memo was made, for each access type: `ok` has a bit per
  * Access that the hit path would take) and the frame lookup, and does what
- * the hit path does on that hit: tlb_hier_count_hit. Frames never move once
+ * the hit path does on that hit: tlb_hier_count_hit's count and stamp
+ * (through pointers kept in the memo; the array's hint, a host-speed
+ * guess for tlb_hit_fast, is left alone) and the hit latency. Frames never move once
  * they exist (physmem.h), so `host` stays valid; no memo is made for a
  * frame never written (its host page does not exist yet). */
 typedef struct {
@@ -42,16 +44,22 @@ typedef struct {
                                   * once; MEMO_NONE when empty */
     uint32_t sgen;               /* *gen when made */
     uint8_t ok;                  /* 1 << access for each access it answers */
-    int slot;
+    unsigned lat;                /* t->geom.hit_latency */
     const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
-    Tlb *t;
+    uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
+                                  * of access counts hits[2 * access] */
+    uint64_t *stamp;             /* &t->stamps[slot], or NULL (no stamps) */
+    uint64_t *clock;             /* t->clock */
     uint64_t pa;                 /* physical address of the page */
     uint8_t *host;               /* its frame */
 } MmuMemo;
 
 #define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
-#define MEMO_BITS 4              /* 16 per side: a syscall's stack, task,
-                                  * pt_regs and user pages rarely collide */
+#define MEMO_BITS 6              /* 64 per side: with 16, a syscall's stack,
+                                  * task, descriptor and user pages still
+                                  * collided (a 3G/1G null syscall made 2.6 %
+                                  * more host instructions); a clear
+                                  * (memo_clear) costs 128 stores */
 
 struct Mmu {
     MmuMemo memo[2][1u << MEMO_BITS]; /* [access == ACCESS_EXEC][page bits] */
@@ -65,6 +73,10 @@ struct Mmu {
     bool paging;                 /* CR0.PG, kept beside cr0 for the hit path */
     bool pdpte_uncached;
     bool no_memo;                /* mmu_set_shortcuts(m, false) */
+    Tlb *sole[2];                /* per side, the TLB's Side.sole (hier_priv.h)
+                                  * when shortcuts are on, else NULL: the
+                                  * array whose misses the fused miss path
+                                  * takes (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     MmuStats stats;
 };
@@ -102,8 +114,11 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
 /* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
 TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
 {
-    tlb_hier_count_hit(m->tlb, mm->t, mm->slot, access, cpl);
-    m->stats.cycles += mm->t->geom.hit_latency;
+    (void)cpl;                   /* in the memo's key and hits */
+    mm->hits[2 * access]++;
+    if (mm->stamp)
+        *mm->stamp = ++*mm->clock;
+    m->stats.cycles += mm->lat;
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers

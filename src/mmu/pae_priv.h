@@ -14,10 +14,8 @@
  * no reserved bit is set, the access is permitted, and the A bits (and D
  * on a write) are already set, so the walk changes no memory. Fills out
  * and returns true; otherwise returns false, and the caller runs the full
- * walk from the start. It has then changed no memory, and in out only
- * refs[0], pde, pde_pa (once it read the PDE) and refs[1] (once it read
- * the PTE of a 4 KiB walk): the full walk reads the same entries and
- * writes those same values there before it could use them.
+ * walk from the start. It has then changed no memory and written nothing
+ * in out.
  *
  * Exactness: under these conditions walk_impl reads the PDE (and the
  * PTE) and takes none of its fault branches: P is in need; bad holds its
@@ -56,25 +54,25 @@ static const PaeFastMasks pae_fast_masks[3 * 8] = {
     FAST_MASKS_UWX(ACCESS_READ), FAST_MASKS_UWX(ACCESS_WRITE), FAST_MASKS_UWX(ACCESS_EXEC),
 };
 
-/* What the fast path sets: every field walk_impl sets on success. */
-static inline __attribute__((always_inline)) void
-pae_fast_fill(PaeWalk *out, uint32_t lin, uint64_t all, uint64_t any, uint64_t leaf,
-          uint64_t frame, uint32_t size)
-{
-    out->fault = false;
-    out->frame = frame;
-    out->page_size = size;
-    out->paddr = frame | (lin & (size - 1));
-    out->rw = (all & PAE_RW) != 0;
-    out->us = (all & PAE_US) != 0;
-    out->nx = (any & PAE_XD) != 0;
-    out->global = (leaf & PAE_G) != 0;
-    out->dirty = (leaf & PAE_D) != 0;
-}
+/* What the fast path found, and nothing more: the MMU's miss path builds
+ * its TLB entry and times the two reads from this without a PaeWalk
+ * (whose fields it would only copy out again). */
+typedef struct {
+    uint64_t pde_pa;             /* the PDE read (refs[0]) */
+    uint64_t pte_pa;             /* the PTE read (refs[1]); 4 KiB pages only */
+    uint64_t pde;                /* the PDE (pde, pde_pa of the PaeWalk) */
+    uint64_t frame;              /* physical base of the page */
+    uint64_t all;                /* the entries used ANDed: R/W, U/S at every level */
+    uint64_t any;                /* ... ORed: XD at any level */
+    uint64_t leaf;               /* the leaf: G, D */
+    bool large;                  /* a 2 MiB page: the PDE is the leaf */
+} PaeFast;
 
+/* The fast path into a PaeFast: true under the conditions above, having
+ * changed nothing either way (out is only written on success). */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
-          PaeWalk *out)
+pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access,
+                   int cpl, PaeFast *out)
 {
     uint64_t pdpte = regs->pdpte[lin >> PAE_PDPTE_SHIFT];
     if (!(pdpte & PAE_P))
@@ -86,10 +84,6 @@ pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access acces
     unsigned pde_off = (lin >> (PAE_PDE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
     uint64_t pde;
     memcpy(&pde, pdf + pde_off, 8);
-    uint64_t pde_pa = pd + pde_off;
-    out->refs[0] = (PaeRef){ .paddr = pde_pa, .write = false };
-    out->pde = pde;
-    out->pde_pa = pde_pa;
 
     unsigned fi = (unsigned)access << 3 | (unsigned)(cpl == 3) << 2 |
                   (unsigned)regs->wp << 1 | (unsigned)regs->nxe;
@@ -98,8 +92,8 @@ pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access acces
         /* A 2 MiB page: the PDE is the leaf. */
         if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
             return false;
-        out->nrefs = 1;
-        pae_fast_fill(out, lin, pde, pde, pde, pde & PAE_ADDR_2M, PAE_PAGE_2M);
+        *out = (PaeFast){ .pde_pa = pd + pde_off, .pde = pde, .frame = pde & PAE_ADDR_2M,
+                          .all = pde, .any = pde, .leaf = pde, .large = true };
         return true;
     }
     if ((~pde & fm->need) | (pde & fm->bad))
@@ -111,11 +105,37 @@ pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access acces
     unsigned pte_off = (lin >> (PAGE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
     uint64_t pte;
     memcpy(&pte, ptf + pte_off, 8);
-    out->refs[1] = (PaeRef){ .paddr = pt + pte_off, .write = false };
     if ((~pte & fm->need_leaf) | (pte & fm->bad))
         return false;
-    out->nrefs = 2;
-    pae_fast_fill(out, lin, pde & pte, pde | pte, pte, pte & PAE_ADDR_4K, PAE_PAGE_4K);
+    *out = (PaeFast){ .pde_pa = pd + pde_off, .pte_pa = pt + pte_off, .pde = pde,
+                      .frame = pte & PAE_ADDR_4K, .all = pde & pte, .any = pde | pte,
+                      .leaf = pte, .large = false };
+    return true;
+}
+
+/* What the fast path sets: every field walk_impl sets on success. */
+static inline __attribute__((always_inline)) bool
+pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
+              PaeWalk *out)
+{
+    PaeFast w;
+    if (!pae_walk_fast_lean(regs, pm, lin, access, cpl, &w))
+        return false;
+    uint32_t size = w.large ? PAE_PAGE_2M : PAE_PAGE_4K;
+    out->refs[0] = (PaeRef){ .paddr = w.pde_pa, .write = false };
+    out->refs[1] = (PaeRef){ .paddr = w.pte_pa, .write = false };
+    out->nrefs = w.large ? 1 : 2;
+    out->pde = w.pde;
+    out->pde_pa = w.pde_pa;
+    out->fault = false;
+    out->frame = w.frame;
+    out->page_size = size;
+    out->paddr = w.frame | (lin & (size - 1));
+    out->rw = (w.all & PAE_RW) != 0;
+    out->us = (w.all & PAE_US) != 0;
+    out->nx = (w.any & PAE_XD) != 0;
+    out->global = (w.leaf & PAE_G) != 0;
+    out->dirty = (w.leaf & PAE_D) != 0;
     return true;
 }
 

@@ -25,6 +25,12 @@ typedef struct {
                                   * and holds the size, else NULL */
     bool only_small;             /* small is the side's one array: no large
                                   * array, no STLB behind it (the P4) */
+    Tlb *sole;                   /* small, when only_small, the hierarchy
+                                  * has no PDE cache and small's hits are
+                                  * taken inline (memos can be made): then
+                                  * a miss in it is the whole lookup, and
+                                  * the MMU may take it on its fused miss
+                                  * path (mmu.c); else NULL */
 } Side;
 
 struct TlbHierarchy {
@@ -36,17 +42,37 @@ struct TlbHierarchy {
     unsigned pde_entries;
     Tlb *arrays[5];
     unsigned narrays;
+    /* Statistics: every counter of stats is counted where it happens,
+     * but lookups and hits, which tlb_hier_stats (hierarchy.c) derives
+     * there when read. A first-level hit taken inline (tlb_hier_hit_fast,
+     * the MMU's memos) is counted only in the side's 4 KiB array, as its
+     * fast_hits, which no other hit counts (tlb_lookup_inline is never
+     * called on a side's small array: lookup_rest_full probes it with
+     * tlb_lookup_slow); any other hit counts own_hits; lookups are hits +
+     * misses, as in an array. */
     TlbStats stats;
+    uint64_t own_hits[TLB_NACCESS][2];
+    TlbStats *self;              /* &stats, for a const hierarchy's refresh */
 };
 
-/* Count a first-level hit in slot s of array t (a first-level array of
- * h): the array's counts and stamp, and the hierarchy's. */
+/* Count a first-level hit in slot s of array t (the side's 4 KiB array
+ * of h): the array's count and stamp, from which the hierarchy's count is
+ * derived (TlbHierarchy.stats). */
 TLB_HOT void tlb_hier_count_hit(TlbHierarchy *h, Tlb *t, int s, Access access, int cpl)
 {
-    unsigned p = TLB_PRIV(cpl);
+    (void)h;
     tlb_count_hit(t, s, access, cpl);
-    h->stats.lookups[access][p]++;
-    h->stats.hits[access][p]++;
+}
+
+/* Count a lookup that missed in t, the side's only array, having found
+ * no entry for the page under this PCID in any size (tlb_hit_fast set
+ * t->missed): what tlb_hier_lookup_rest counts then (it would find no
+ * other array to ask). */
+TLB_HOT void tlb_hier_count_miss(TlbHierarchy *h, Tlb *t, Access access, int cpl)
+{
+    unsigned p = TLB_PRIV(cpl);
+    t->stats.misses[access][p]++;
+    h->stats.misses[access][p]++;
 }
 
 /* See above. *extra_cycles as tlb_hier_lookup sets it on a hit. */
@@ -57,9 +83,7 @@ TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
     Tlb *t = h->side[access == ACCESS_EXEC].small;
     const TlbEntry *e;
     if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast(t, lin, pcid, access, cpl)))) {
-        unsigned p = TLB_PRIV(cpl);
-        h->stats.lookups[access][p]++;
-        h->stats.hits[access][p]++;
+        /* The hierarchy's counts are derived from t's (see above). */
         *extra_cycles = t->geom.hit_latency;
         return e;
     }

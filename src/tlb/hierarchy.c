@@ -68,6 +68,7 @@ TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
     if (!pol)
         return NULL;
     TlbHierarchy *h = g_new0(TlbHierarchy, 1);
+    h->self = &h->stats;
     bool ok = true;
     uint64_t s = seed;
     Side *i = &h->side[SIDE_INSN], *d = &h->side[SIDE_DATA];
@@ -95,6 +96,9 @@ TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
     h->pde_entries = c->pde_cache_entries;
     if (h->pde_entries)
         h->pde = pde_cache_new(h->pde_entries);
+    for (unsigned k = 0; k < 2; k++)
+        h->side[k].sole = h->side[k].only_small && !h->pde && h->side[k].small->hit_inline
+                              ? h->side[k].small : NULL;
     return h;
 }
 
@@ -124,7 +128,6 @@ static G_GNUC_NO_INLINE TlbResult lookup_rest_full(TlbHierarchy *h, uint32_t lin
     const TlbEntry *e = NULL;
     TlbResult r = TLB_MISS;
     Tlb *t = sd->small;
-    h->stats.lookups[access][p]++;
 
     if (t)
         r = tlb_lookup_slow(t, lin, pcid, access, cpl, &e);
@@ -133,7 +136,7 @@ static G_GNUC_NO_INLINE TlbResult lookup_rest_full(TlbHierarchy *h, uint32_t lin
         r = tlb_lookup_inline(t, lin, pcid, access, cpl, &e);
     }
     if (r == TLB_HIT) {
-        h->stats.hits[access][p]++;
+        h->own_hits[access][p]++;
         *out = *e;
         *extra_cycles = t->geom.hit_latency;
         return TLB_HIT;
@@ -147,7 +150,7 @@ static G_GNUC_NO_INLINE TlbResult lookup_rest_full(TlbHierarchy *h, uint32_t lin
             Tlb *l1 = sd->for_size[out->page_size];
             if (l1)
                 tlb_fill_counted(l1, out, access, cpl, NULL, &h->stats.evictions);
-            h->stats.hits[access][p]++;
+            h->own_hits[access][p]++;
             h->stats.stlb_hits[access][p]++;
             return TLB_HIT_STLB;
         }
@@ -172,11 +175,7 @@ TlbResult tlb_hier_lookup_rest(TlbHierarchy *h, uint32_t lin, Access access,
      * call. */
     if (sd->only_small &&
         t->missed == (t->key_base[0] | ((uint64_t)(lin >> t->shifts[0]) << KEY_VPN_SHIFT) | pcid)) {
-        unsigned p = TLB_PRIV(cpl);
-        t->stats.lookups[access][p]++;
-        t->stats.misses[access][p]++;
-        h->stats.lookups[access][p]++;
-        h->stats.misses[access][p]++;
+        tlb_hier_count_miss(h, t, access, cpl);
         *extra_cycles = 0;
         return TLB_MISS;
     }
@@ -313,13 +312,33 @@ unsigned tlb_hier_pde_entries(const TlbHierarchy *h) { return h->pde_entries; }
 
 /* ---- statistics and inspection -------------------------------------- */
 
-const TlbStats *tlb_hier_stats(const TlbHierarchy *h) { return &h->stats; }
+/* The derived counters (TlbHierarchy.stats in hier_priv.h): the hits
+ * taken inline are each side's 4 KiB array's fast_hits, and every lookup
+ * was a hit or a miss. */
+const TlbStats *tlb_hier_stats(const TlbHierarchy *h)
+{
+    TlbStats *v = h->self;
+    memcpy(v->hits, h->own_hits, sizeof v->hits);
+    for (unsigned k = 0; k < 2; k++) {
+        const Tlb *t = h->side[k].small;
+        if (!t)
+            continue;
+        for (unsigned a = 0; a < TLB_NACCESS; a++)
+            for (unsigned p = 0; p < 2; p++)
+                v->hits[a][p] += t->fast_hits[2 * a + p];
+    }
+    for (unsigned a = 0; a < TLB_NACCESS; a++)
+        for (unsigned p = 0; p < 2; p++)
+            v->lookups[a][p] = v->hits[a][p] + v->misses[a][p];
+    return v;
+}
 unsigned tlb_hier_array_count(const TlbHierarchy *h) { return h->narrays; }
 const Tlb *tlb_hier_stlb(const TlbHierarchy *h) { return h->stlb; }
 
 void tlb_hier_stats_reset(TlbHierarchy *h)
 {
     memset(&h->stats, 0, sizeof h->stats);
+    memset(h->own_hits, 0, sizeof h->own_hits);
     for (unsigned i = 0; i < h->narrays; i++)
         tlb_stats_reset(h->arrays[i]);
 }
@@ -339,7 +358,7 @@ const Tlb *tlb_hier_l1(const TlbHierarchy *h, Access access, TlbPageSize s)
 void tlb_hier_print_stats(const TlbHierarchy *h, FILE *out, bool skip_zero)
 {
     const char *titles[6] = { "total" };
-    const TlbStats *stats[6] = { &h->stats };
+    const TlbStats *stats[6] = { tlb_hier_stats(h) };
     for (unsigned i = 0; i < h->narrays; i++) {
         titles[i + 1] = tlb_name(h->arrays[i]);
         stats[i + 1] = tlb_stats(h->arrays[i]);
@@ -351,7 +370,7 @@ void tlb_hier_stats_to_json(const TlbHierarchy *h, JsonBuilder *b)
 {
     json_builder_set_member_name(b, "total");
     json_builder_begin_object(b);
-    tlb_stats_to_json(&h->stats, b);
+    tlb_stats_to_json(tlb_hier_stats(h), b);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "arrays");
     json_builder_begin_object(b);

@@ -131,7 +131,10 @@ void tlb_hier_pde_fill(TlbHierarchy *h, uint32_t lin, uint16_t pcid,
 unsigned tlb_hier_pde_entries(const TlbHierarchy *h);   /* 0: none */
 
 /* Statistics and inspection. Arrays are listed itlb_4k, itlb_large,
- * dtlb_4k, dtlb_large, stlb, leaving out those that do not exist. */
+ * dtlb_4k, dtlb_large, stlb, leaving out those that do not exist.
+ * tlb_hier_stats, like tlb_stats, keeps every counter behind its pointer
+ * live but lookups and hits, which it derives (hier_priv.h) as of the
+ * latest call. */
 const TlbStats *tlb_hier_stats(const TlbHierarchy *h);
 void tlb_hier_stats_reset(TlbHierarchy *h);
 unsigned tlb_hier_array_count(const TlbHierarchy *h);

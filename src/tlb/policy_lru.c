@@ -33,37 +33,18 @@
  *  Otherwise W stays behind and the records are used up before a rebuild
  *  (a rebuild per at most `ways` victims, as with any partial order).
  * A streaming pattern thus never rebuilds; the victims are exactly those of
- * a full scan in every case (tests/tlb/test_model.c). */
+ * a full scan in every case (tests/tlb/test_model.c).
+ *
+ * The state and the common victim (a live head) are in lru_priv.h, so
+ * that the array's fill (tlb.c fill_evicting_lru) runs that same code
+ * inline instead of through the victim pointer. */
 #include "tlb/policy.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "tlb/lru_priv.h"
 #include "tlb/stamp_rank.h"
-
-#define LRU_SCAN 8
-
-typedef struct {
-    uint64_t stamp;
-    uint64_t way;
-} Rec;
-
-typedef struct {
-    unsigned head, tail;         /* records [head, tail) of the set's ring,
-                                  * counting on (index & ring_mask) */
-    uint64_t w;                  /* the watermark W */
-} Order;
-
-typedef struct {
-    unsigned ways;
-    unsigned ring_mask;          /* ring size - 1: a power of two >= ways */
-    uint64_t clock;
-    Order *ord;                  /* per set when ways > LRU_SCAN, else NULL */
-    Rec *rec;                    /* per set a ring of ring_mask + 1 records */
-    uint16_t *scratch;           /* stamp_rank's buffers for a rebuild */
-    unsigned *bounds;
-    uint64_t stamp[];            /* sets * ways */
-} Lru;
 
 static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
 {
@@ -121,35 +102,10 @@ static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uin
     o->w = s->clock;
 }
 
-/* The set's order: its watermark, its ring and the stamps of its ways. */
-#define SET_ORDER(s, set, o, rec, st)                                         \
-    Order *o = &(s)->ord[set];                                                \
-    Rec *rec = &(s)->rec[(size_t)(set) * ((s)->ring_mask + 1)];               \
-    const uint64_t *st = &(s)->stamp[(size_t)(set) * (s)->ways]
-
-/* Take the record at the head, which is live: its way is the victim. */
-static inline unsigned order_take(Lru *s, Order *o, Rec *rec)
-{
-    uint64_t now = s->clock;
-    unsigned v = (unsigned)rec[o->head & s->ring_mask].way;
-    /* v's record dies now: tlb_fill stamps v with the next tick. */
-    o->head++;
-    if (o->w == now) {
-        /* Every way is recorded live (W = now), and v's stamp will be
-         * now + 1 with no tick in between: append it, W = now + 1. The
-         * ring has room, v's record having just left it (a way has at
-         * most one record: records are only ever added for a way whose
-         * record was just consumed, or by a rebuild). */
-        rec[o->tail++ & s->ring_mask] = (Rec){ now + 1, v };
-        o->w = now + 1;
-    }
-    return v;
-}
-
-/* lru_victim_ordered when the head record is dead or there is none:
- * dead records skipped, the order rebuilt when they run out. Out of line,
- * so that the common victim (a live head) saves no registers. */
-static G_GNUC_NO_INLINE unsigned order_search(Lru *s, unsigned set)
+/* lru_victim_ordered when the head record is dead or there is none
+ * (lru_priv.h): dead records skipped, the order rebuilt when they run
+ * out. */
+unsigned lru_order_search(Lru *s, unsigned set)
 {
     SET_ORDER(s, set, o, rec, st);
     for (;;) {
@@ -159,35 +115,9 @@ static G_GNUC_NO_INLINE unsigned order_search(Lru *s, unsigned set)
         }
         const Rec *r = &rec[o->head & s->ring_mask];
         if (st[r->way] == r->stamp)
-            return order_take(s, o, rec);
+            return lru_order_take(s, o, rec);
         o->head++;                   /* a dead record */
     }
-}
-
-static unsigned lru_victim_ordered(Lru *s, unsigned set)
-{
-    SET_ORDER(s, set, o, rec, st);
-    unsigned mask = s->ring_mask;
-    uint64_t now = s->clock;
-    /* W > now would mean the last victim was never stamped: a caller
-     * other than tlb_fill, which the append relies on. */
-    g_assert(o->w <= now);
-    if (now == o->w + 1 && o->head != o->tail) {
-        /* If the one tick since W went to the last recorded way, its
-         * record takes the stamp (the largest, so the order holds); then
-         * every way stamped up to now is recorded live (I2), and every
-         * record is <= now (I1): W = now. */
-        Rec *last = &rec[(o->tail - 1) & mask];
-        if (st[last->way] == now) {
-            last->stamp = now;
-            o->w = now;
-        }
-    }
-    /* The first live record is the victim (see the top of the file). */
-    const Rec *r = &rec[o->head & mask];
-    if (G_UNLIKELY(o->head == o->tail || st[r->way] != r->stamp))
-        return order_search(s, set);
-    return order_take(s, o, rec);
 }
 
 static unsigned lru_victim(void *state, unsigned set)

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "tlb/lru_priv.h"
+#include "tlb/tlb_state.h"
 #include "tlb/tlb_priv.h"
 
 G_DEFINE_QUARK(vmsplit-tlb-error-quark, tlb_error)
@@ -55,6 +57,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     }
 
     Tlb *t = g_new0(Tlb, 1);
+    t->self = &t->stats;
     t->name = g_strdup(name);
     t->geom = *geom;
     t->policy = policy;
@@ -93,6 +96,8 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     if (policy->stamps)
         t->stamps = policy->stamps(t->pstate, &t->clock);
     t->hit_inline = t->stamps || !t->touch;
+    if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->bucket)
+        t->lru = t->pstate;
     return t;
 }
 
@@ -172,7 +177,6 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out)
 {
     unsigned p = TLB_PRIV(cpl);
-    t->stats.lookups[access][p]++;
     uint64_t key0 = t->key_base[0] | ((uint64_t)(lin >> t->shifts[0]) << KEY_VPN_SHIFT) | pcid;
     for (unsigned i = t->missed == key0 ? t->nsizes : 0; i < t->nsizes; i++) {
         int s = probe_size(t, i, lin, pcid);
@@ -184,7 +188,7 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
             t->stats.dirty_walks[access][p]++;
             return TLB_MISS_DIRTY;
         }
-        t->stats.hits[access][p]++;
+        t->slow_hits[access][p]++;
         if (t->stamps) {
             t->stamps[s] = ++*t->clock;
         } else if (t->touch) {
@@ -395,6 +399,20 @@ fill_evicting(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
     return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
 }
 
+/* fill_evicting for true LRU with ordered records and the hash index
+ * (Tlb.lru: the P4's 64-way arrays): the policy's victim function inline
+ * (lru_priv.h, the very code its victim runs), and no test of what
+ * Tlb.lru implies. */
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
+                  uint64_t *also)
+{
+    fill_count(t, access, cpl, 1, also);
+    unsigned slot = set * t->ways + lru_victim_ordered(t->lru, set);
+    index_unlink(t, slot);
+    return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
+}
+
 /* A fill into a set with an invalid way, of an entry that duplicates
  * nothing: the lowest invalid way (there is one: set_valid counts the
  * set's valid ways). */
@@ -431,6 +449,8 @@ fill_new(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
     unsigned set = e->vpn & t->set_mask;
     if (t->set_valid[set] < t->ways)
         return fill_free(t, e, set, access, cpl, also);
+    if (t->lru)
+        return fill_evicting_lru(t, e, set, access, cpl, also);
     return fill_evicting(t, e, set, access, cpl, also);
 }
 
@@ -503,6 +523,12 @@ const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int c
     return fill_new(t, e, access, cpl, also);
 }
 
+const TlbEntry *tlb_fill_fresh(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                               uint64_t *also)
+{
+    return fill_new(t, e, access, cpl, also);
+}
+
 void tlb_bad_entry(const TlbEntry *e)
 {
     g_error("TLB fill of an entry with page size %u, PCID %u, VPN %#x: sizes are "
@@ -532,10 +558,23 @@ static void count_flush(Tlb *t, TlbFlushCause cause, unsigned n)
     }
 }
 
+/* INVLPG removes, in each page size, the entries a lookup of lin under
+ * pcid would hit: at most one per size (tlb.h: a fill replaces any entry
+ * the new one would duplicate, so no two entries answer one probe). An
+ * array with the hash index finds it there, as a lookup does; a small
+ * array compares every way of the set. */
 unsigned tlb_invlpg(Tlb *t, uint32_t lin, uint16_t pcid)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < t->nsizes; i++) {
+        if (t->bucket) {
+            int s = probe_size(t, i, lin, pcid);
+            if (s != NO_SLOT) {
+                invalidate_slot(t, (unsigned)s);
+                n++;
+            }
+            continue;
+        }
         unsigned size = t->sizes[i];
         uint32_t vpn = lin >> tlb_page_shift((TlbPageSize)size);
         uint64_t probe = make_key(size, vpn, pcid);
@@ -610,8 +649,25 @@ const TlbGeom *tlb_geom(const Tlb *t) { return &t->geom; }
 unsigned tlb_sets(const Tlb *t) { return t->sets; }
 const TlbPolicy *tlb_policy(const Tlb *t) { return t->policy; }
 unsigned tlb_valid_count(const Tlb *t) { return t->nvalid; }
-const TlbStats *tlb_stats(const Tlb *t) { return &t->stats; }
-void tlb_stats_reset(Tlb *t) { memset(&t->stats, 0, sizeof t->stats); }
+/* The derived counters (Tlb.stats in tlb_priv.h): hits are the inline
+ * ones plus the others, and every lookup was a hit or a miss. */
+const TlbStats *tlb_stats(const Tlb *t)
+{
+    TlbStats *v = t->self;
+    for (unsigned a = 0; a < TLB_NACCESS; a++)
+        for (unsigned p = 0; p < 2; p++) {
+            v->hits[a][p] = t->fast_hits[2 * a + p] + t->slow_hits[a][p];
+            v->lookups[a][p] = v->hits[a][p] + v->misses[a][p];
+        }
+    return v;
+}
+
+void tlb_stats_reset(Tlb *t)
+{
+    memset(&t->stats, 0, sizeof t->stats);
+    memset(t->fast_hits, 0, sizeof t->fast_hits);
+    memset(t->slow_hits, 0, sizeof t->slow_hits);
+}
 
 bool tlb_holds(const Tlb *t, TlbPageSize s)
 {
@@ -630,4 +686,16 @@ bool tlb_entry_at(const Tlb *t, unsigned set, unsigned way, TlbEntry *out)
     if (out)
         *out = t->ent[s];
     return true;
+}
+
+void tlb_stats_add_base(TlbStats *dst, uint64_t hits[TLB_NACCESS][2], const TlbStats *d,
+                        uint64_t times)
+{
+    TlbStats x = *d;
+    memset(x.lookups, 0, sizeof x.lookups);
+    memset(x.hits, 0, sizeof x.hits);
+    tlb_stats_add_scaled(dst, &x, times);
+    for (unsigned a = 0; a < TLB_NACCESS; a++)
+        for (unsigned p = 0; p < 2; p++)
+            hits[a][p] += times * d->hits[a][p];
 }

@@ -181,6 +181,10 @@ bool tlb_holds(const Tlb *t, TlbPageSize s);
 unsigned tlb_valid_count(const Tlb *t);
 /* The entry in (set, way), if valid. */
 bool tlb_entry_at(const Tlb *t, unsigned set, unsigned way, TlbEntry *out);
+/* The array's statistics. The pointer stays valid and every counter
+ * behind it is live, but lookups and hits, which are derived (from the
+ * counts a hit taken inline makes, tlb_priv.h) and current as of the
+ * latest call. */
 const TlbStats *tlb_stats(const Tlb *t);
 void tlb_stats_reset(Tlb *t);
 

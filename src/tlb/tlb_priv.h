@@ -76,11 +76,27 @@ struct Tlb {
                                   * in the slot (mmu_priv.h) holds while it
                                   * is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
+    struct Lru *lru;             /* the policy's state when it is true LRU
+                                  * with ordered records (ways > LRU_SCAN,
+                                  * lru_priv.h) and the array has the hash
+                                  * index: a fill into a full set takes
+                                  * fill_evicting_lru; else NULL */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);
     void *pstate;
+    /* Statistics: every counter of stats is counted where it happens,
+     * but lookups and hits, which tlb_stats (tlb.c) derives there when
+     * read. A hit taken inline (tlb_count_hit) counts only fast_hits,
+     * any other hit slow_hits; no lookup is counted, since every lookup
+     * is exactly one hit or one miss (lookups = hits + misses). */
     TlbStats stats;
+    uint64_t fast_hits[TLB_NACCESS * 2]; /* [2 * access + privilege]: flat,
+                                  * so that a memo can point at its
+                                  * privilege's column (mmu_priv.h) */
+    uint64_t slow_hits[TLB_NACCESS][2];
+    TlbStats *self;              /* &stats, so that tlb_stats can refresh a
+                                  * const array's derived counters */
 
     /* Fill path. */
     uint64_t *vbits;             /* bit per slot: valid (the tag's V bit),
@@ -189,6 +205,21 @@ TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
 const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int cpl,
                                  TlbFillInfo *info, uint64_t *also);
 
+/* tlb_fill_counted of an entry that is not global and whose key is
+ * t->missed (a 4 KiB page the array's last tlb_hit_fast found in no size
+ * under its PCID): the case in which tlb_fill_counted searches no
+ * duplicate, done without its tests (tlb.c). */
+const TlbEntry *tlb_fill_fresh(Tlb *t, const TlbEntry *e, Access access, int cpl,
+                               uint64_t *also);
+
+/* Add times x d, a delta of what tlb_stats (or tlb_hier_stats) reads, to
+ * the counts behind it: to dst (Tlb.stats or the hierarchy's) every
+ * counter but lookups, which is derived and so not added, and hits,
+ * which go to *hits (the array's slow_hits, the hierarchy's own_hits).
+ * Exact, since the derivations are sums (tlb.c). */
+void tlb_stats_add_base(TlbStats *dst, uint64_t hits[TLB_NACCESS][2], const TlbStats *d,
+                        uint64_t times);
+
 /* An entry that tlb_fill or tlb_hier_fill was given with a page size that
  * is no TlbPageSize, a PCID wider than 12 bits (it would spill into the
  * key) or a VPN past 4 GiB: a caller's bug (tlb.c). */
@@ -213,14 +244,13 @@ TLB_HOT void tlb_check_entry(const TlbEntry *e)
 G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
 /* What a hit in slot s costs the array when the policy's hit is a stamp
- * or nothing (hit_inline): the counts and the stamp. tlb_hit_fast and the
- * MMU's memo of a hit (mmu_priv.h) both end here. */
+ * or nothing (hit_inline): the count (the lookup is derived, see
+ * Tlb.stats) and the stamp. tlb_hit_fast and the MMU's memo of a hit
+ * (mmu_priv.h) both end here. */
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
-    unsigned p = TLB_PRIV(cpl);
     t->hint = s;
-    t->stats.lookups[access][p]++;
-    t->stats.hits[access][p]++;
+    t->fast_hits[2 * access + TLB_PRIV(cpl)]++;
     if (t->stamps)
         t->stamps[s] = ++*t->clock;
 }

@@ -54,10 +54,10 @@ bool tlb_stats_is_zero(const TlbStats *s)
 void tlb_state_stats_get(const TlbHierarchy *h, TlbStatsAll *out)
 {
     memset(out, 0, sizeof *out);
-    out->hier = h->stats;
+    out->hier = *tlb_hier_stats(h);
     out->narrays = h->narrays;
     for (unsigned i = 0; i < h->narrays; i++)
-        out->array[i] = h->arrays[i]->stats;
+        out->array[i] = *tlb_stats(h->arrays[i]);
 }
 
 void tlb_state_stats_diff(TlbStatsAll *d, const TlbStatsAll *after,
@@ -74,9 +74,11 @@ void tlb_state_stats_diff(TlbStatsAll *d, const TlbStatsAll *after,
 void tlb_state_stats_add(TlbHierarchy *h, const TlbStatsAll *d, uint64_t times)
 {
     g_assert(d->narrays == h->narrays);
-    tlb_stats_add_scaled(&h->stats, &d->hier, times);
+    /* Into the counts the statistics are derived from (lookups are not
+     * counted; hits of any kind go to the counted hits). */
+    tlb_stats_add_base(&h->stats, h->own_hits, &d->hier, times);
     for (unsigned i = 0; i < h->narrays; i++)
-        tlb_stats_add_scaled(&h->arrays[i]->stats, &d->array[i], times);
+        tlb_stats_add_base(&h->arrays[i]->stats, h->arrays[i]->slow_hits, &d->array[i], times);
 }
 
 /* ---- snapshots ---- */

@@ -12,6 +12,7 @@
 #include "cpu/preset.h"
 #include "kernel_model/body.h"
 #include "kernel_model/machine.h"
+#include "mmu/mmu_state.h"
 #include "tlb/hierarchy.h"
 
 #define GiB (1024ULL * 1024 * 1024)
@@ -116,6 +117,101 @@ START_TEST(kernel_globals_survive)
 }
 END_TEST
 
+/* The kernel references of the bodies (machine_kernel_read / _write and a
+ * copy's lines, which make aligned dword references themselves) against
+ * the core's cpu_read_linear / cpu_write_linear making the same calls'
+ * references on an identical machine: hits (3g1g: the direct map is in
+ * every page table), faults (4g4g: it is not in the user's), a copy whose
+ * target faults, unaligned copies and reads that take the core's piece
+ * loop, and dwords on both sides of a page boundary. Every counter, the
+ * data read, memory and the TLB/cache state must agree. */
+static void kernel_refs_naive(Machine *m, uint32_t from, uint32_t to, uint32_t lines,
+                              uint32_t step)
+{
+    uint32_t v, zero = 0;
+    for (uint32_t k = 0; k < lines; k++) {
+        cpu_read_linear(machine_cpu(m), from + k * step, &v, 4);
+        cpu_write_linear(machine_cpu(m), to + k * step, &zero, 4);
+    }
+}
+
+static void kernel_refs(Machine *m, bool naive, uint32_t kva, uint32_t *got, bool *ok)
+{
+    /* kva: four mapped kernel pages; 0x1000: no kernel mapping there. */
+    static const struct { uint32_t from, to, lines, step; } cp[] = {
+        { 0, 0x2000, 64, 64 }, { 0x2000, 0, 16, 64 }, { 0x0FC0, 0x1FC0, 3, 64 },
+        { 2, 0x2001, 5, 64 }, { 0, 0x2000, 7, 6 }, { 0, 0xFFFFFFFFu, 4, 64 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cp); i++) {
+        uint32_t to = cp[i].to == 0xFFFFFFFFu ? 0x1000 : kva + cp[i].to;
+        if (naive)
+            kernel_refs_naive(m, kva + cp[i].from, to, cp[i].lines, cp[i].step);
+        else
+            machine_kernel_copy_lines(m, kva + cp[i].from, to, cp[i].lines, cp[i].step);
+    }
+    static const struct { uint32_t off, n; bool write; } rw[] = {
+        { 0x10, 24, false }, { 0x0FFC, 8, false }, { 0x2FF8, 16, true }, { 0x13, 6, false },
+        { 0x2005, 7, true }, { 0x3000, 4, true }, { 0x40, 4, false },
+    };
+    uint32_t buf[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    for (size_t i = 0; i < G_N_ELEMENTS(rw); i++) {
+        for (uint32_t va = kva + rw[i].off, j = 0; j < 2; j++, va = 0x1000 + rw[i].off) {
+            Cpu *c = machine_cpu(m);
+            if (rw[i].write)
+                *ok++ = naive ? cpu_write_linear(c, va, buf, rw[i].n)
+                              : machine_kernel_write(m, va, buf, rw[i].n);
+            else
+                *ok++ = naive ? cpu_read_linear(c, va, got, rw[i].n)
+                              : machine_kernel_read(m, va, got, rw[i].n);
+            got += 8;
+        }
+    }
+}
+
+START_TEST(kernel_refs_as_core)
+{
+    const char *name = _i ? "4g4g" : "3g1g";
+    Fix f[2] = { boot(name, false), boot(name, false) };
+    uint32_t got[2][14 * 8] = { { 0 } }, kva[2];
+    uint64_t pa[2];
+    bool ok[2][14] = { { false } };
+    for (int n = 0; n < 2; n++) {
+        KernelSpace *ks = machine_kspace(f[n].m);
+        pa[n] = kspace_alloc_frames(ks, 4, NULL);
+        ck_assert(pa[n] != 0);
+        kva[n] = kspace_phys_to_virt(ks, pa[n]);
+        null_call(&f[n], "getppid");
+        kernel_refs(f[n].m, n == 1, kva[n], got[n], ok[n]);
+    }
+    ck_assert_uint_eq(kva[0], kva[1]);
+    ck_assert_mem_eq(ok[0], ok[1], sizeof ok[0]);
+    ck_assert_mem_eq(got[0], got[1], sizeof got[0]);
+    ck_assert_uint_eq(cpu_cycles(machine_cpu(f[0].m)), cpu_cycles(machine_cpu(f[1].m)));
+    MmuStatsAll st[2];
+    GByteArray *part[2] = { g_byte_array_new(), g_byte_array_new() };
+    MmuRange r = { kva[0], kva[0] + 4 * 4096 };
+    for (int n = 0; n < 2; n++) {
+        memset(&st[n], 0, sizeof st[n]);
+        mmu_state_stats_get(machine_mmu(f[n].m), &st[n]);
+        for (unsigned p = 0; p < mmu_state_nparts(machine_mmu(f[n].m)); p++)
+            mmu_state_append_part(machine_mmu(f[n].m), p, &r, 1, NULL, part[n]);
+    }
+    ck_assert_uint_gt(st[0].mmu.data_cycles, 0);
+    ck_assert_mem_eq(&st[0], &st[1], sizeof st[0]);
+    ck_assert_uint_eq(part[0]->len, part[1]->len);
+    ck_assert_mem_eq(part[0]->data, part[1]->data, part[0]->len);
+    uint8_t mem[2][4 * 4096];
+    for (int n = 0; n < 2; n++)
+        physmem_read(kspace_physmem(machine_kspace(f[n].m)),
+                     pa[n], mem[n], sizeof mem[n]);
+    ck_assert_mem_eq(mem[0], mem[1], sizeof mem[0]);
+    for (int n = 0; n < 2; n++) {
+        g_byte_array_unref(part[n]);
+        fix_free(&f[n]);
+    }
+}
+END_TEST
+
 /* 4g4g uaccess: a 3-page read (copy_to_user of 12 KiB into a page-aligned
  * buffer) takes 3 kmaps and 3 INVLPGs; the same under 3g1g takes none. */
 START_TEST(uaccess_kmap_per_page)
@@ -178,6 +274,7 @@ int main(void)
     tcase_add_test(tc, kernel_globals_survive);
     tcase_add_test(tc, uaccess_kmap_per_page);
     tcase_add_test(tc, context_switch);
+    tcase_add_loop_test(tc, kernel_refs_as_core, 0, 2);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

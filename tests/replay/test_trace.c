@@ -395,6 +395,57 @@ START_TEST(test_reader_errors)
 }
 END_TEST
 
+/* The reader's memo of parsed lines (trace_reader.c) against
+ * trace_parse_event of each line on its own: repeated lines, lines of one
+ * length that differ in a byte (one memo slot: same length and last
+ * byte), leading blanks, a long line, every kind; and the one-pid rule
+ * still applied to a line the memo answers. */
+START_TEST(test_reader_memo)
+{
+    static const char *lines[] = {
+        "1000 user 20 2 hot", "1000 sys getppid 999", "1000 user 20 2 hot",
+        "1000 sys getppid 999", "1000 user 21 2 hot", "1000 user 20 2 hot",
+        "1000 user 20 3 hot", "1000 user 30 2 hot", "  1000 user 20 2 hot",
+        "1000 sys getppid 998", "1000 sys getpid 9999", "1000 sys getppid 999",
+        "1000 sys read 5 fd=3 req=65536 out=65536 dur=17", "1000 sys read 5 fd=3 req=65536 "
+        "out=65536 dur=17 in=3 err=EAGAIN op=F_SETFL blocked", "1000 mmap 0x1000 8192 rw- anon",
+        "1000 sys read 5 fd=3 req=65536 out=65536 dur=18", "1000 brk 0x2000",
+        "1000 brk 0x3000", "1000 user 20 2 hot", "1000 signal SIGCHLD", "1000 fork 1001",
+        "1001 switch", "1001 user 20 2 hot", "1001 sys getppid 999", "1000 switch",
+        "1000 sys getppid 999", "1000 exit 0",
+    };
+    GString *text = g_string_new("#vmsplit-trace 1\n@count 1\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(lines); i++)
+        g_string_append_printf(text, "%s\n", lines[i]);
+    g_autofree char *path = write_text("memo.vmt", text->str);
+    g_string_free(text, TRUE);
+    GError *err = NULL;
+    TraceReader *r = trace_reader_open(path, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+        TraceEvent got, want;
+        ck_assert_msg(trace_reader_next(r, &got, &err), "line %zu: %s", i,
+                      err ? err->message : "end");
+        ck_assert_msg(trace_parse_event(lines[i], &want, "x", 1, NULL), "%s", lines[i]);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "line %zu: %s", i, lines[i]);
+    }
+    TraceEvent ev;
+    ck_assert(!trace_reader_next(r, &ev, &err) && !err);
+    trace_reader_close(r);
+
+    g_autofree char *bad = write_text("memo-bad.vmt", "#vmsplit-trace 1\n1 user 5 1 seq\n"
+                                      "1 user 5 1 seq\n1 exit 0\n1 user 5 1 seq\n");
+    r = trace_reader_open(bad, &err);
+    ck_assert(r);
+    for (int i = 0; i < 3; i++)
+        ck_assert(trace_reader_next(r, &ev, &err));
+    ck_assert(!trace_reader_next(r, &ev, &err));
+    ck_assert(err && strstr(err->message, ":5: ") && strstr(err->message, "exited"));
+    g_error_free(err);
+    trace_reader_close(r);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
     GError *err = NULL;
@@ -555,6 +606,7 @@ int main(void)
     TCase *tc = tcase_create("format");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_round_trip_events);
+    tcase_add_test(tc, test_reader_memo);
     tcase_add_test(tc, test_round_trip_gzip_writer);
     tcase_add_test(tc, test_canonical_text_round_trip);
     tcase_add_test(tc, test_non_canonical_normalised);

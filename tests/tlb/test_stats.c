@@ -5,6 +5,7 @@
 #include "tlb_test.h"
 
 #include "tlb/policy.h"          /* tlb_splitmix64 */
+#include "tlb/tlb_state.h"
 
 static uint64_t stat(const TlbStats *s, const char *name)
 {
@@ -237,6 +238,95 @@ START_TEST(outputs_share_one_list)
 }
 END_TEST
 
+/* The hierarchy's and the arrays' lookups and hits are partly derived
+ * when read (hier_priv.h, tlb_priv.h: hits taken inline are counted once,
+ * in the side's 4 KiB array). Against a tally kept here from what each
+ * tlb_hier_lookup returned, for a P4-like hierarchy (one array per side)
+ * and one with large-page arrays and an STLB: every lookup, hit and miss
+ * per access and privilege, at the hierarchy; the same at the 4 KiB
+ * arrays for the P4-like one, where they see every lookup. A pointer to
+ * the statistics keeps every other counter live (measure.c reads flushes
+ * that way). Then tlb_state_stats_add must add exactly times x the delta
+ * to every counter read back. */
+static void check_derived(const TlbHierConfig *c, bool arrays_see_all)
+{
+    TlbHierarchy *h = tlb_hier_new_config(c, 1, NULL);
+    ck_assert(h);
+    uint64_t look[3][2] = { { 0 } }, hit[3][2] = { { 0 } }, miss[3][2] = { { 0 } };
+    const TlbStats *live = tlb_hier_stats(h);
+    uint64_t rng = 5;
+    for (int step = 0; step < 20000; step++) {
+        uint64_t x = tlb_splitmix64(&rng);
+        uint32_t lin = (uint32_t)((x >> 8) % 150) << 12;
+        Access a = (Access)((x >> 20) % 3);
+        int cpl = (x >> 24) % 3 ? 3 : 0;
+        unsigned p = TLB_PRIV(cpl);
+        TlbEntry e;
+        unsigned extra;
+        TlbResult r = tlb_hier_lookup(h, lin, a, cpl, 0, &e, &extra);
+        look[a][p]++;
+        if (tlb_result_hit(r)) {
+            hit[a][p]++;
+        } else {
+            miss[a][p]++;
+            TlbEntry n = ent_4k(lin, 0, false);
+            n.dirty = (x >> 30) % 2;
+            tlb_hier_fill(h, a, cpl, &n);
+        }
+        if ((x >> 40) % 500 == 0)
+            tlb_hier_flush_nonglobal(h, 0);
+    }
+    uint64_t fl = live->flushes_cr3;   /* live, without a new call */
+    ck_assert_uint_gt(fl, 10);
+    const TlbStats *s = tlb_hier_stats(h);
+    for (int a = 0; a < 3; a++)
+        for (int p = 0; p < 2; p++) {
+            ck_assert_uint_eq(s->lookups[a][p], look[a][p]);
+            ck_assert_uint_eq(s->hits[a][p], hit[a][p]);
+            ck_assert_uint_eq(s->misses[a][p], miss[a][p]);
+            if (!arrays_see_all)
+                continue;
+            const Tlb *t = tlb_hier_l1(h, (Access)a, TLB_PAGE_4K);
+            ck_assert_uint_eq(tlb_stats(t)->lookups[a][p], look[a][p]);
+            ck_assert_uint_eq(tlb_stats(t)->hits[a][p], hit[a][p]);
+        }
+    ck_assert_uint_gt(s->hits[ACCESS_READ][1], 1000);
+    ck_assert_uint_gt(s->misses[ACCESS_EXEC][0], 100);
+    TlbStatsAll before, d, after;
+    tlb_state_stats_get(h, &before);
+    TlbStatsAll zero;
+    memset(&zero, 0, sizeof zero);
+    zero.narrays = before.narrays;
+    tlb_state_stats_diff(&d, &before, &zero);   /* d = everything so far */
+    tlb_state_stats_add(h, &d, 3);
+    tlb_state_stats_get(h, &after);
+    for (size_t k = 0; k < tlb_stats_count(); k++) {
+        ck_assert_uint_eq(tlb_stats_item(&after.hier, k).value,
+                          4 * tlb_stats_item(&before.hier, k).value);
+        for (unsigned i = 0; i < after.narrays; i++)
+            ck_assert_uint_eq(tlb_stats_item(&after.array[i], k).value,
+                              4 * tlb_stats_item(&before.array[i], k).value);
+    }
+    tlb_hier_free(h);
+}
+
+START_TEST(hierarchy_derived_counts)
+{
+    TlbHierConfig c = { .policy = "lru" };
+    c.itlb_4k = geom(64, 64, PG_4K2M);
+    c.dtlb_4k = geom(64, 64, PG_4K2M);
+    check_derived(&c, true);
+    TlbHierConfig k = { .policy = "lru" };
+    k.itlb_4k = geom(32, 4, PG_4K);
+    k.itlb_large = geom(8, 8, PG_2M);
+    k.dtlb_4k = geom(16, 4, PG_4K);
+    k.dtlb_large = geom(8, 4, PG_2M);
+    k.stlb = geom(64, 4, PG_4K);
+    k.stlb.hit_latency = 7;
+    check_derived(&k, false);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tlb");
@@ -245,6 +335,7 @@ int main(void)
     tcase_add_test(tc, evictions_counted);
     tcase_add_test(tc, split_by_access_and_privilege);
     tcase_add_test(tc, outputs_share_one_list);
+    tcase_add_test(tc, hierarchy_derived_counts);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
