@@ -199,6 +199,20 @@ END_TEST
 /* Remapping and writes from outside the guest: a code page's PTE is pointed
  * at another frame (with INVLPG), and a frame is rewritten with physmem
  * writes; the core must run the new code each time, cache on or off. */
+/* PAE paging on with linear 0x10000 mapped to the code frame 0x20000
+ * (PDPT at 0x100000, page directory 0x101000, page table 0x102000). */
+static void paging_on(Cpu *c, PhysMem *pm)
+{
+    physmem_write64(pm, 0x100000, 0x101000 | 1);             /* PDPTE 0 */
+    physmem_write64(pm, 0x101000, 0x102000 | 3);             /* PDE 0 */
+    physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);   /* 0x10000 -> 0x20000 */
+    uint8_t vec;
+    uint32_t err;
+    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));      /* CR4.PAE */
+    ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
+    ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));  /* PG, ET, PE */
+}
+
 static uint32_t run_at(Cpu *c, uint32_t eip)
 {
     cpu_set_eip(c, eip);
@@ -217,14 +231,7 @@ START_TEST(test_remap_and_rewrite)
         const uint8_t a[] = { 0xB8, 1, 0, 0, 0, 0xF4 }, b[] = { 0xB8, 2, 0, 0, 0, 0xF4 };
         physmem_write(pm, 0x20000, a, sizeof a);
         physmem_write(pm, 0x21000, b, sizeof b);
-        physmem_write64(pm, 0x100000, 0x101000 | 1);             /* PDPTE 0 */
-        physmem_write64(pm, 0x101000, 0x102000 | 3);             /* PDE 0 */
-        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);   /* 0x10000 -> 0x20000 */
-        uint8_t vec;
-        uint32_t err;
-        ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
-        ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
-        ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+        paging_on(c, pm);
         ck_assert_uint_eq(run_at(c, 0x10000), 1);
         ck_assert_uint_eq(run_at(c, 0x10000), 1);
         physmem_write64(pm, 0x102000 + 8 * 0x10, 0x21000 | 3);   /* remap */
@@ -252,14 +259,7 @@ START_TEST(test_breakpoint_in_block)
         /* mov eax, 1; mov ebx, 2; mov ecx, 3; hlt (at 0x10000, 0x10005, 0x1000a, 0x1000f) */
         const uint8_t code[] = { 0xB8, 1, 0, 0, 0, 0xBB, 2, 0, 0, 0, 0xB9, 3, 0, 0, 0, 0xF4 };
         physmem_write(pm, 0x20000, code, sizeof code);
-        physmem_write64(pm, 0x100000, 0x101000 | 1);
-        physmem_write64(pm, 0x101000, 0x102000 | 3);
-        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
-        uint8_t vec;
-        uint32_t err;
-        ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
-        ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
-        ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+        paging_on(c, pm);
         ck_assert_uint_eq(run_at(c, 0x10000), 1);
         cpu_set_reg(c, REG_EBX, 0);
         cpu_set_reg(c, REG_ECX, 0);
@@ -294,14 +294,7 @@ START_TEST(test_breakpoint_loop_head)
         /* 0x10000 mov ecx, 5; 0x10005 L: dec ecx; 0x10006 jnz L; 0x10008 hlt */
         const uint8_t code[] = { 0xB9, 5, 0, 0, 0, 0x49, 0x75, 0xFD, 0xF4 };
         physmem_write(pm, 0x20000, code, sizeof code);
-        physmem_write64(pm, 0x100000, 0x101000 | 1);
-        physmem_write64(pm, 0x101000, 0x102000 | 3);
-        physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
-        uint8_t vec;
-        uint32_t err;
-        ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
-        ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
-        ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+        paging_on(c, pm);
         uint32_t bp = 0x10005;
         cpu_set_breakpoints(c, &bp, 1);
         cpu_set_eip(c, 0x10000);
@@ -364,14 +357,7 @@ static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budg
     Cpu *c = cpu_new(m, NULL);
     cpu_set_decode_cache(c, on);
     physmem_write(pm, 0x20000, code, len);
-    physmem_write64(pm, 0x100000, 0x101000 | 1);
-    physmem_write64(pm, 0x101000, 0x102000 | 3);
-    physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
-    uint8_t vec;
-    uint32_t err;
-    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
-    ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
-    ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+    paging_on(c, pm);
     Observed o = { g_string_new(NULL) };
     cpu_port_register(c, 0x80, 1, NULL, observe_out, &o);
     cpu_set_event_hook(c, observe_event, &o);
@@ -467,14 +453,7 @@ static char *nested_figures(bool on)
     const uint8_t sub[] = { 0x47, 0x47, 0x47, 0x01, 0xFE, 0xF4 };
     memcpy(code + 16, sub, sizeof sub);
     physmem_write(pm, 0x20000, code, sizeof code);
-    physmem_write64(pm, 0x100000, 0x101000 | 1);
-    physmem_write64(pm, 0x101000, 0x102000 | 3);
-    physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);
-    uint8_t vec;
-    uint32_t err;
-    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));
-    ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
-    ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));
+    paging_on(c, pm);
     cpu_port_register(c, 0x81, 1, NULL, nested_run, NULL);
     GString *log = g_string_new(NULL);
     for (int pass = 0; pass < 3; pass++) {     /* later passes run decoded blocks */
