@@ -273,6 +273,19 @@ static MMU_INLINE void memo_make(Mmu *m, uint32_t lin, Access access, int cpl,
     memo_put(m, t, slot, lin, access, cpl, e, pa, host);
 }
 
+/* memo_make of the entry miss_fused filled, whose frame host exists: t
+ * is the side's Mmu.sole, which is only set with memos on, and is the
+ * side's small array with its hits taken inline (hierarchy.c), so of
+ * memo_make's tests only the slot's remains (a 2 MiB or global entry
+ * went through tlb_hier_fill). */
+static MMU_INLINE void memo_make_sole(Mmu *m, Tlb *t, uint32_t lin, Access access, int cpl,
+                                      const TlbEntry *e, uint64_t pa, uint8_t *host)
+{
+    size_t slot = (size_t)(e - t->ent);
+    if (G_LIKELY(slot < t->geom.entries))
+        memo_put(m, t, slot, lin, access, cpl, e, pa & PAGE_MASK, host);
+}
+
 /* The walk's memory references, timed through the caches. A PDE-cache
  * hit supplies the PDE: its read is not made. The walk itself still reads
  * memory for the value, which equals the cached one as long as software
@@ -511,8 +524,15 @@ uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
             if (!translate_rewalk(m, lin, access, cpl, &pa, f))
                 return NULL;
         }
-    } else if (!(m->paging && miss_fused(m, lin, access, cpl, &pa, &e)) &&
-               !translate_rest(m, lin, access, cpl, &pa, &e, f)) {
+    } else if (m->paging && miss_fused(m, lin, access, cpl, &pa, &e)) {
+        uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
+        if (G_UNLIKELY(!fr))
+            fr = mmu_host_absent(m, pa, access);
+        else
+            memo_make_sole(m, m->sole[access == ACCESS_EXEC], lin, access, cpl, e, pa, fr);
+        time_data(m, pa, access);
+        return fr + (pa & (PAGE_SIZE - 1));
+    } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
         return NULL;
     }
     uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);

@@ -403,14 +403,29 @@ fill_evicting(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
  * (Tlb.lru: the P4's 64-way arrays): the policy's victim function inline
  * (lru_priv.h, the very code its victim runs), and no test of what
  * Tlb.lru implies. */
-static G_GNUC_NO_INLINE const TlbEntry *
-fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
-                  uint64_t *also)
+static inline __attribute__((always_inline)) const TlbEntry *
+evict_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl, uint64_t *also)
 {
     fill_count(t, access, cpl, 1, also);
     unsigned slot = set * t->ways + lru_victim_ordered(t->lru, set);
     index_unlink(t, slot);
     return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
+}
+
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
+                  uint64_t *also)
+{
+    return evict_lru(t, e, set, access, cpl, also);
+}
+
+/* fill_evicting_lru for an array of one set (fully associative: the P4's
+ * DTLB and ITLB): set is then vpn & 0 = 0, and with the constant the
+ * set's order, ring, stamps and slot base need no index arithmetic. */
+static G_GNUC_NO_INLINE const TlbEntry *
+fill_evicting_lru1(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
+{
+    return evict_lru(t, e, 0, access, cpl, also);
 }
 
 /* A fill into a set with an invalid way, of an entry that duplicates
@@ -450,7 +465,8 @@ fill_new(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
     if (t->set_valid[set] < t->ways)
         return fill_free(t, e, set, access, cpl, also);
     if (t->lru)
-        return fill_evicting_lru(t, e, set, access, cpl, also);
+        return t->set_mask ? fill_evicting_lru(t, e, set, access, cpl, also)
+                           : fill_evicting_lru1(t, e, access, cpl, also);
     return fill_evicting(t, e, set, access, cpl, also);
 }
 
