@@ -514,6 +514,7 @@ uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
     unsigned extra;
     const TlbEntry *e;
     uint64_t pa;
+    Tlb *sole = NULL;            /* the array miss_fused filled, if it did */
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
         m->stats.cycles += extra;
@@ -525,19 +526,15 @@ uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
                 return NULL;
         }
     } else if (m->paging && miss_fused(m, lin, access, cpl, &pa, &e)) {
-        uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
-        if (G_UNLIKELY(!fr))
-            fr = mmu_host_absent(m, pa, access);
-        else
-            memo_make_sole(m, m->sole[access == ACCESS_EXEC], lin, access, cpl, e, pa, fr);
-        time_data(m, pa, access);
-        return fr + (pa & (PAGE_SIZE - 1));
+        sole = m->sole[access == ACCESS_EXEC];
     } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
         return NULL;
     }
     uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
     if (G_UNLIKELY(!fr))
         fr = mmu_host_absent(m, pa, access);
+    else if (sole)
+        memo_make_sole(m, sole, lin, access, cpl, e, pa, fr);
     else if (e)
         memo_make(m, lin, access, cpl, e, fr);
     time_data(m, pa, access);
