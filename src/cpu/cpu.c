@@ -270,16 +270,26 @@ static __attribute__((noinline)) bool read_pieces(Cpu *c, uint32_t lin, uint8_t 
     return true;
 }
 
-/* The kernel model's commonest access is one aligned dword: one piece
- * (linear_piece would give 4), taken without the loop. */
+/* Whole aligned dwords, the kernel model's commonest accesses (one
+ * dword, the saved registers, the bodies' kernel data): linear_piece
+ * would cut them into 4-byte pieces, each in one page, so the loop needs
+ * no piece sizes. */
+static inline bool whole_dwords(uint32_t lin, size_t n)
+{
+    return ((lin | (uint32_t)n) & 3) == 0;
+}
+
 bool cpu_read_linear(Cpu *c, uint32_t lin, void *buf, size_t n)
 {
-    if (LIKELY(n == 4 && (lin & 3) == 0)) {
-        MmuFault f;
-        const uint8_t *h = mmu_access_fast(c->mmu, lin, ACCESS_READ, 0, &f);
-        if (!h)
-            return false;
-        memcpy(buf, h, 4);
+    if (LIKELY(whole_dwords(lin, n))) {
+        uint8_t *p = buf;
+        for (size_t k = 0; k < n; k += 4) {
+            MmuFault f;
+            const uint8_t *h = mmu_access_fast(c->mmu, lin + (uint32_t)k, ACCESS_READ, 0, &f);
+            if (!h)
+                return false;
+            memcpy(p + k, h, 4);
+        }
         return true;
     }
     return read_pieces(c, lin, buf, n);
@@ -303,12 +313,15 @@ static __attribute__((noinline)) bool write_pieces(Cpu *c, uint32_t lin, const u
 bool cpu_write_linear(Cpu *c, uint32_t lin, const void *buf, size_t n)
 {
     c->block_exit |= BX_OTHER;       /* it may be code (see block.c) */
-    if (LIKELY(n == 4 && (lin & 3) == 0)) {     /* as in cpu_read_linear */
-        MmuFault f;
-        uint8_t *h = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, 0, &f);
-        if (!h)
-            return false;
-        memcpy(h, buf, 4);
+    if (LIKELY(whole_dwords(lin, n))) {      /* as in cpu_read_linear */
+        const uint8_t *p = buf;
+        for (size_t k = 0; k < n; k += 4) {
+            MmuFault f;
+            uint8_t *h = mmu_access_fast(c->mmu, lin + (uint32_t)k, ACCESS_WRITE, 0, &f);
+            if (!h)
+                return false;
+            memcpy(h, p + k, 4);
+        }
         return true;
     }
     return write_pieces(c, lin, buf, n);

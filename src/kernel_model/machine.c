@@ -4,7 +4,7 @@
 #include "config.h"
 #include "cpu/elfload.h"
 #include "cpu/ports.h"
-#include "mmu/mmu_priv.h"      /* mmu_access_fast: see machine_kernel_read */
+#include "mmu/mmu_priv.h"      /* mmu_access_fast: see machine_kernel_copy_lines */
 #include "mmu/pae.h"
 
 #include <gio/gio.h>
@@ -415,51 +415,17 @@ bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages, bool w
 
 /* ---- kernel-mode references made by the C bodies (modelled) ---- */
 
-/* Whether a kernel copy of n bytes at va is whole aligned dwords: then
- * cpu_read_linear / cpu_write_linear would split it into n / 4 pieces of
- * 4 bytes, each in one page, one mmu_access each, in address order. The
- * two functions below make exactly those references themselves, with the
- * memo's hit inline (mmu_access_fast, as the core does), instead of the
- * core's general piece loop: the kernel copies of a 4G/4G replay are two
- * such dwords per 64-byte line (body.c). Anything else goes to the core. */
-static inline bool whole_dwords(uint32_t va, size_t n)
-{
-    return ((va | (uint32_t)n) & 3) == 0;
-}
-
+/* The core's functions make whole aligned dwords (the hypercall's saved
+ * registers, the bodies' kernel data) one mmu_access each with the memo's
+ * hit inline (cpu.c). */
 bool machine_kernel_read(Machine *m, uint32_t va, void *buf, size_t n)
 {
-    if (G_UNLIKELY(!whole_dwords(va, n)))
-        return cpu_read_linear(m->cpu, va, buf, n);
-    uint8_t *p = buf;
-    for (size_t k = 0; k < n; k += 4) {
-        MmuFault f;
-        const uint8_t *h = mmu_access_fast(m->mmu, va + (uint32_t)k, ACCESS_READ, 0, &f);
-        if (G_UNLIKELY(!h))
-            return false;            /* as cpu_read_linear: no further piece */
-        memcpy(p + k, h, 4);
-    }
-    return true;
+    return cpu_read_linear(m->cpu, va, buf, n);
 }
 
-/* cpu_write_linear also tells a running decoded block to stop after the
- * current instruction (the write may hit code). Kernel writes are made by
- * the hypercall, a port hook, and cpu_port_out has already told the block
- * that; outside a run there is no block to tell (block.c resets the flag
- * at every block entry). */
 bool machine_kernel_write(Machine *m, uint32_t va, const void *buf, size_t n)
 {
-    if (G_UNLIKELY(!whole_dwords(va, n)))
-        return cpu_write_linear(m->cpu, va, buf, n);
-    const uint8_t *p = buf;
-    for (size_t k = 0; k < n; k += 4) {
-        MmuFault f;
-        uint8_t *h = mmu_access_fast(m->mmu, va + (uint32_t)k, ACCESS_WRITE, 0, &f);
-        if (G_UNLIKELY(!h))
-            return false;
-        memcpy(h, p + k, 4);
-    }
-    return true;
+    return cpu_write_linear(m->cpu, va, buf, n);
 }
 
 /* The references of a kernel copy's lines (body.c): for each of the
@@ -474,7 +440,7 @@ void machine_kernel_copy_lines(Machine *m, uint32_t from, uint32_t to, uint32_t 
                                uint32_t step)
 {
     uint32_t zero = 0, v;
-    if (G_UNLIKELY(!whole_dwords(from | to | step, 4))) {
+    if (G_UNLIKELY(((from | to | step) & 3) != 0)) {
         for (uint32_t k = 0; k < lines; k++) {
             machine_kernel_read(m, from + k * step, &v, 4);
             machine_kernel_write(m, to + k * step, &zero, 4);
