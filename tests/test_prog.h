@@ -9,7 +9,11 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdint.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,8 +75,10 @@ static inline void test_remove_asm(char *p)
 }
 
 /* A minimal ET_EXEC in a temporary file: one PT_LOAD at vaddr holding the
- * headers and `mov eax, 1; mov ebx, 7; int 0x80` (exit(7)). */
-static inline char *test_write_exec(uint32_t vaddr)
+ * headers and `mov eax, 1; mov ebx, 7; int 0x80` (exit(7)). NULL if the
+ * file cannot be written. No Check assertions: test_host_runs_i386 calls
+ * it before any test runs. */
+static inline char *test_exec_file(uint32_t vaddr)
 {
     static const uint8_t code[] = { 0xB8, 1, 0, 0, 0, 0xBB, 7, 0, 0, 0, 0xCD, 0x80 };
     uint8_t img[sizeof(Elf32_Ehdr) + sizeof(Elf32_Phdr) + sizeof code];
@@ -97,10 +103,62 @@ static inline char *test_write_exec(uint32_t vaddr)
     memcpy(img + sizeof eh + sizeof ph, code, sizeof code);
     char *path = NULL;
     int fd = g_file_open_tmp("vmsplit-exec-XXXXXX", &path, NULL);
-    ck_assert_int_ge(fd, 0);
+    if (fd < 0)
+        return NULL;
     close(fd);
-    ck_assert(g_file_set_contents(path, (const char *)img, sizeof img, NULL));
+    if (!g_file_set_contents(path, (const char *)img, sizeof img, NULL)) {
+        g_unlink(path);
+        g_free(path);
+        return NULL;
+    }
     return path;
 }
+
+/* test_exec_file inside a test. */
+static inline char *test_write_exec(uint32_t vaddr)
+{
+    char *path = test_exec_file(vaddr);
+    ck_assert_msg(path, "cannot write a temporary ELF file");
+    return path;
+}
+
+/* Whether this host executes i386 programs: the tests that take the host
+ * CPU as their oracle (tests/cpu: cpu_oracle, guest_native) need it, and
+ * not every x86-64 machine has it (a kernel without IA-32 emulation, or a
+ * hypervisor that gives 32-bit code segments no way to run, refuses the
+ * exec or faults the first 32-bit instruction). Runs test_write_exec's
+ * exit(7) through posix_spawn, which, unlike g_spawn and execvp, never
+ * hands an unrunnable file to /bin/sh. On false, *why says what happened
+ * (g_free it). */
+static inline bool test_host_runs_i386(char **why)
+{
+    char *path = test_exec_file(0x08048000);
+    if (!path) {
+        *why = g_strdup("cannot write a temporary file to probe i386 execution");
+        return false;
+    }
+    g_chmod(path, 0755);
+    char *argv[] = { path, NULL };
+    pid_t pid;
+    int status = 0, err = posix_spawn(&pid, path, NULL, NULL, argv, NULL);
+    if (err == 0 && waitpid(pid, &status, 0) < 0)
+        err = errno;
+    g_unlink(path);
+    g_free(path);
+    if (err != 0)
+        *why = g_strdup_printf("the host cannot execute i386 programs (exec: %s)", g_strerror(err));
+    else if (WIFSIGNALED(status))
+        *why = g_strdup_printf("the host cannot execute i386 programs (an i386 exit(7) was "
+                               "killed by signal %d)", WTERMSIG(status));
+    else if (WEXITSTATUS(status) != 7)
+        *why = g_strdup_printf("the host cannot execute i386 programs (an i386 exit(7) exited "
+                               "with %d)", WEXITSTATUS(status));
+    else
+        return true;
+    return false;
+}
+
+/* meson's exit status for a skipped test. */
+#define TEST_EXIT_SKIP 77
 
 #endif

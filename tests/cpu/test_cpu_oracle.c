@@ -28,6 +28,7 @@
 
 #include "cpu/cpu.h"
 #include "oracle/oracle.h"
+#include "../test_prog.h"
 
 #define CF EFLAGS_CF
 #define PF EFLAGS_PF
@@ -476,6 +477,12 @@ static Suite *oracle_suite(void)
 
 int main(void)
 {
+    char *why = NULL;
+    if (!test_host_runs_i386(&why)) {
+        printf("SKIP: %s: no host oracle here\n", why);
+        g_free(why);
+        return TEST_EXIT_SKIP;
+    }
     SRunner *r = srunner_create(oracle_suite());
     srunner_run_all(r, CK_NORMAL);
     int failed = srunner_ntests_failed(r);

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "../test_prog.h"
+
 static char **programs;
 static int n_programs;
 
@@ -86,6 +88,12 @@ END_TEST
 
 int main(int argc, char **argv)
 {
+    char *why = NULL;
+    if (!test_host_runs_i386(&why)) {
+        printf("SKIP: %s: the guest programs' constants cannot be checked natively here\n", why);
+        g_free(why);
+        return TEST_EXIT_SKIP;
+    }
     programs = argv + 1;
     n_programs = argc - 1;
     Suite *s = suite_create("guest_native");
