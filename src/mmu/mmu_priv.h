@@ -111,14 +111,22 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
     return NULL;
 }
 
+/* Count n hits answered by the memo, one right after another with nothing
+ * in between, as the hit path would count them (see MmuMemo): n counts,
+ * the stamp set to the clock's n-th tick, n hit latencies. */
+TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n)
+{
+    mm->hits[2 * access] += n;
+    if (mm->stamp)
+        *mm->stamp = *mm->clock += n;
+    m->stats.cycles += (uint64_t)n * mm->lat;
+}
+
 /* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
 TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
 {
     (void)cpl;                   /* in the memo's key and hits */
-    mm->hits[2 * access]++;
-    if (mm->stamp)
-        *mm->stamp = ++*mm->clock;
-    m->stats.cycles += mm->lat;
+    mmu_memo_hit_n(m, mm, access, 1);
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
