@@ -167,4 +167,24 @@ TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
     return mm->host + off;
 }
 
+/* The rest of mmu_access_fast when memo mm answers lin (mmu_memo_find)
+ * and the data reference hits the MRU way of its L1 set: counts and
+ * charges exactly what mmu_access_fast does and returns the host pointer,
+ * calling nothing. NULL (the line is not in that way): nothing done, and
+ * mmu_access_fast would find the same memo. Data references only. */
+TLB_HOT uint8_t *mmu_access_memo_mru(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
+                                     int cpl)
+{
+    uint32_t off = lin & (PAGE_SIZE - 1);
+    uint64_t line;
+    if (G_UNLIKELY(cache_l1_row(m->cache, mm->pa | off, &line)[0] != line))
+        return NULL;
+    mmu_memo_hit(m, mm, access, cpl);
+    m->cache->n.writes += access == ACCESS_WRITE;
+    unsigned c = cache_mru_hit(m->cache);
+    m->stats.cycles += c;
+    m->stats.data_cycles += c;
+    return mm->host + off;
+}
+
 #endif

@@ -200,7 +200,11 @@ END_TEST
  * workloads/guest/pageloop.asm) placed at each of the 16 offsets in a
  * fetch block: among them loops whose first instruction straddles two
  * fetch blocks (two fetch references at every loop-back, counted at once
- * by block.c) and loops with an instruction in the middle that does. */
+ * by block.c) and loops with an instruction in the middle that does. On
+ * each page a load that misses every memo, a store that hits its memo and
+ * its line in the MRU way of the L1 set, then a load and a store 2 KiB on
+ * (the same L1 set on the P4) and a load back at the start: memo hits
+ * whose line is in another way (exec_fast.c's handlers, all three paths). */
 static const char *page_loops_source =
     "BITS 32\n"
     "section .bss\n"
@@ -216,6 +220,9 @@ static const char *page_loops_source =
     "    mov eax, [esi]\n"
     "    add eax, ecx\n"
     "    mov [esi], eax\n"
+    "    mov edx, [esi + 2048]\n"
+    "    mov [esi + 2048], edx\n"
+    "    mov edx, [esi]\n"
     "    add esi, 4096\n"
     "    dec ecx\n"
     "    jnz %%page\n"
