@@ -172,7 +172,7 @@ static inline bool block_fetch_insn(Cpu *c, uint32_t lin, uint32_t last, uint64_
     uint32_t blk = lin & ~(FETCH_BLOCK - 1), blk_last = last & ~(FETCH_BLOCK - 1);
     if (LIKELY(blk == c->fetch_blk && blk_last == blk))
         return true;
-    unsigned n = 1 + (blk != c->fetch_blk && blk_last != blk);
+    unsigned n = (unsigned)(blk != c->fetch_blk) + (unsigned)(blk_last != blk);
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_EXEC, c->cpl);
     if (LIKELY(mm && mm->pa == frame)) {
         mmu_memo_hit_n(c->mmu, mm, ACCESS_EXEC, n);
