@@ -40,9 +40,10 @@ static HANDLER(h_mov_r32_imm) { c->r[i->reg] = i->imm; return XR_OK; }
  * that calls nothing (a memo, the L1 set's MRU way: mmu_access_memo_mru)
  * in the handler itself, so that it saves no registers. Out of line: a
  * page no memo answers (mmu_access_fast's own fallback, straight away),
- * a line beyond the MRU way (lin_read/lin_write, which find the same
- * memo), a segment that is not flat or a dword that crosses a page (the
- * generic handler); nothing is done before any of them. */
+ * a line beyond the MRU way (the rest of mmu_access_fast with the memo
+ * found: mmu_access_memo), a segment that is not flat or a dword that
+ * crosses a page (the generic handler); nothing is done before any of
+ * them. */
 static __attribute__((noinline)) int load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
     MmuFault f;
@@ -50,11 +51,10 @@ static __attribute__((noinline)) int load32_nomemo(Cpu *c, const Insn *i, uint32
                    &c->r[i->reg]);
 }
 
-static __attribute__((noinline)) int load32_lin(Cpu *c, const Insn *i, uint32_t lin)
+static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t lin,
+                                                 const MmuMemo *mm)
 {
-    uint32_t v;
-    TRY(lin_read(c, lin, 4, ACCESS_READ, c->cpl, &v));
-    c->r[i->reg] = v;
+    memcpy(&c->r[i->reg], mmu_access_memo(c->mmu, mm, lin, ACCESS_READ, c->cpl), 4);
     return XR_OK;
 }
 
@@ -69,7 +69,7 @@ static HANDLER(h_load32)
         return load32_nomemo(c, i, lin);
     const uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!p))
-        return load32_lin(c, i, lin);
+        return load32_memo(c, i, lin, mm);
     memcpy(&c->r[i->reg], p, 4);
     return XR_OK;
 }
@@ -81,9 +81,13 @@ static __attribute__((noinline)) int store32_nomemo(Cpu *c, const Insn *i, uint3
                     c->r[i->reg]);
 }
 
-static __attribute__((noinline)) int store32_lin(Cpu *c, const Insn *i, uint32_t lin)
+static __attribute__((noinline)) int store32_memo(Cpu *c, const Insn *i, uint32_t lin,
+                                                  const MmuMemo *mm)
 {
-    return lin_write(c, lin, 4, c->cpl, c->r[i->reg]);
+    uint8_t *p = mmu_access_memo(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
+    memcpy(p, &c->r[i->reg], 4);
+    note_code_write(c, p);
+    return XR_OK;
 }
 
 static HANDLER(h_store32)
@@ -97,7 +101,7 @@ static HANDLER(h_store32)
         return store32_nomemo(c, i, lin);
     uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!p))
-        return store32_lin(c, i, lin);
+        return store32_memo(c, i, lin, mm);
     memcpy(p, &c->r[i->reg], 4);
     note_code_write(c, p);
     return XR_OK;

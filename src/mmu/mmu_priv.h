@@ -149,14 +149,11 @@ TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
     return mmu_translate_nomemo(m, lin, access, cpl, pa, f);
 }
 
-/* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
- * reference, the host pointer. */
-TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
-                                 MmuFault *f)
+/* The rest of mmu_access_fast once memo mm answers lin (mmu_memo_find):
+ * the hit, the cache reference, the host pointer. */
+TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
+                                 int cpl)
 {
-    const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
-    if (G_UNLIKELY(!mm))
-        return mmu_access_nomemo(m, lin, access, cpl, f);
     mmu_memo_hit(m, mm, access, cpl);
     uint32_t off = lin & (PAGE_SIZE - 1);
     if (access != ACCESS_EXEC) {     /* no instruction-cache model: see mmu.h */
@@ -165,6 +162,17 @@ TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
         m->stats.data_cycles += c;
     }
     return mm->host + off;
+}
+
+/* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
+ * reference, the host pointer. */
+TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
+                                 MmuFault *f)
+{
+    const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
+    if (G_UNLIKELY(!mm))
+        return mmu_access_nomemo(m, lin, access, cpl, f);
+    return mmu_access_memo(m, mm, lin, access, cpl);
 }
 
 /* The rest of mmu_access_fast when memo mm answers lin (mmu_memo_find)
