@@ -12,8 +12,10 @@
  *     with a memo's TLB hit (the page of the side's last first-level hit
  *     or fill, while its array is unchanged) and an L1 MRU hit inline,
  *     falling back to the out-of-line code for anything else; fetches use
- *     the ITLB's memo the same way (cpu_fetch_ref_inline). Same counts and
- *     cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
+ *     the ITLB's memo the same way (cpu_fetch_ref_inline). exec_fast.c's
+ *     dword loads, stores, PUSH and POP take that hit in the handler
+ *     itself (mmu_access_memo_mru), so that it calls nothing. Same counts
+ *     and cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
 #ifndef VMSPLIT_CPU_CPU_PRIV_H
 #define VMSPLIT_CPU_CPU_PRIV_H
 
