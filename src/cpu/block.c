@@ -156,6 +156,35 @@ static inline bool block_fetch(Cpu *c, uint32_t lin, uint64_t frame, bool *fault
     return c->fetch_pa == frame && c->fetch_host;
 }
 
+/* The fetch references of a block's first instruction, whose bytes lin ..
+ * last are in the block's page (frame): one for lin's fetch block if it is
+ * not the current one, then one for last's if it is another, as single
+ * steps make them (after a loop's jump back, both when the instruction
+ * straddles two fetch blocks). Both are to the same page at the same CPL,
+ * one right after the other, so when a memo answers the first it answers
+ * the second too (a hit changes neither its key nor its slot's
+ * generation): it is looked up once and counts both (mmu_memo_hit_n).
+ * Otherwise, or when the page maps to another frame (the run stops after
+ * the first), one by one (block_fetch). false: as block_fetch. */
+static inline bool block_fetch_insn(Cpu *c, uint32_t lin, uint32_t last, uint64_t frame,
+                                    bool *fault)
+{
+    uint32_t blk = lin & ~(FETCH_BLOCK - 1), blk_last = last & ~(FETCH_BLOCK - 1);
+    if (LIKELY(blk == c->fetch_blk && blk_last == blk))
+        return true;
+    unsigned n = (unsigned)(blk != c->fetch_blk) + (unsigned)(blk_last != blk);
+    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_EXEC, c->cpl);
+    if (LIKELY(mm && mm->pa == frame)) {
+        mmu_memo_hit_n(c->mmu, mm, ACCESS_EXEC, n);
+        c->fetch_blk = blk_last;
+        c->fetch_page = lin & ~(PAGE_SIZE - 1);
+        c->fetch_pa = frame;
+        c->fetch_host = mm->host;    /* never NULL: see MmuMemo */
+        return true;
+    }
+    return block_fetch(c, lin, frame, fault) && block_fetch(c, last, frame, fault);
+}
+
 /* Retire instructions from .. to - 1 of b, which completed, at once: what
  * step() does after each of them (insns, insns_user at CPL 3, cycles), with
  * EIP at eip, the address after the last one. */
@@ -228,18 +257,16 @@ static inline __attribute__((always_inline)) uint64_t run_block(Cpu *c, uint64_t
 again:;
     unsigned n = (unsigned)MIN((uint64_t)lim, budget - done);
     /* The first instruction's fetch references, wherever its bytes leave
-     * Cpu.fetch_blk; nothing is uncommitted here. */
+     * Cpu.fetch_blk; nothing is uncommitted here. (The others' references,
+     * below, are made one by one: with the memo's lookup inline there too,
+     * the loop's code grew and a 4G/4G null syscall cost more.) */
     {
-        uint32_t last = lin0 + b->insn[0].len - 1;
-        if (UNLIKELY((lin0 & ~(FETCH_BLOCK - 1)) != c->fetch_blk ||
-                     (last & ~(FETCH_BLOCK - 1)) != c->fetch_blk)) {
-            bool fault = false;
-            if (!block_fetch(c, lin0, frame, &fault) || !block_fetch(c, last, frame, &fault)) {
-                if (!fault)
-                    return done;
-                *rc = cpu_take_exception(c);
-                return done + 1;
-            }
+        bool fault = false;
+        if (UNLIKELY(!block_fetch_insn(c, lin0, lin0 + b->insn[0].len - 1, frame, &fault))) {
+            if (!fault)
+                return done;
+            *rc = cpu_take_exception(c);
+            return done + 1;
         }
     }
     unsigned ks = 0;                     /* first instruction not committed */

@@ -12,8 +12,10 @@
  *     with a memo's TLB hit (the page of the side's last first-level hit
  *     or fill, while its array is unchanged) and an L1 MRU hit inline,
  *     falling back to the out-of-line code for anything else; fetches use
- *     the ITLB's memo the same way (cpu_fetch_ref_inline). Same counts and
- *     cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
+ *     the ITLB's memo the same way (cpu_fetch_ref_inline). exec_fast.c's
+ *     dword loads, stores, PUSH and POP take that hit in the handler
+ *     itself (mmu_access_memo_mru), so that it calls nothing. Same counts
+ *     and cycles (tests/cpu/test_cpu_dcache.c, bench/cpu). */
 #ifndef VMSPLIT_CPU_CPU_PRIV_H
 #define VMSPLIT_CPU_CPU_PRIV_H
 
@@ -283,6 +285,36 @@ static inline bool in_page(uint32_t lin, unsigned size)
     return (lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - size;
 }
 
+/* After a store to host address p: a store into the page code is running
+ * from, whose decoded block may hold the old bytes (self-modifying code),
+ * ends the block. */
+static inline void note_code_write(Cpu *c, const uint8_t *p)
+{
+    if (UNLIKELY((uintptr_t)p - (uintptr_t)c->fetch_host < PAGE_SIZE))
+        c->block_exit |= BX_OTHER;
+}
+
+/* The end of an in-page reference of size bytes whose host address p
+ * mmu_access gave (NULL: the fault in *f). */
+TLB_HOT int read_at(Cpu *c, const uint8_t *p, unsigned size, const MmuFault *f, uint32_t *v)
+{
+    if (UNLIKELY(!p))
+        return cpu_raise_mmu(c, f);
+    uint32_t x = 0;
+    memcpy(&x, p, size);
+    *v = x;
+    return XR_OK;
+}
+
+TLB_HOT int write_at(Cpu *c, uint8_t *p, unsigned size, const MmuFault *f, uint32_t v)
+{
+    if (UNLIKELY(!p))
+        return cpu_raise_mmu(c, f);
+    memcpy(p, &v, size);
+    note_code_write(c, p);
+    return XR_OK;
+}
+
 /* A reference of size bytes at linear address lin at privilege cpl; the
  * one memory path of instructions, descriptor tables, the TSS and
  * interrupt frames (forced inline: it is the core's hottest code). */
@@ -290,15 +322,8 @@ TLB_HOT int lin_read(Cpu *c, uint32_t lin, unsigned size, Access access, int cpl
 {
     MmuFault f;
     *v = 0;                      /* defined even on a fault (quiets -Wmaybe-uninitialized) */
-    if (LIKELY(in_page(lin, size))) {
-        const uint8_t *p = mmu_access_fast(c->mmu, lin, access, cpl, &f);
-        if (UNLIKELY(!p))
-            return cpu_raise_mmu(c, &f);
-        uint32_t x = 0;
-        memcpy(&x, p, size);
-        *v = x;
-        return XR_OK;
-    }
+    if (LIKELY(in_page(lin, size)))
+        return read_at(c, mmu_access_fast(c->mmu, lin, access, cpl, &f), size, &f, v);
     if (UNLIKELY(!mmu_read(c->mmu, lin, size, access, cpl, v, &f)))
         return cpu_raise_mmu(c, &f);
     return XR_OK;
@@ -307,17 +332,8 @@ TLB_HOT int lin_read(Cpu *c, uint32_t lin, unsigned size, Access access, int cpl
 TLB_HOT int lin_write(Cpu *c, uint32_t lin, unsigned size, int cpl, uint32_t v)
 {
     MmuFault f;
-    if (LIKELY(in_page(lin, size))) {
-        uint8_t *p = mmu_access_fast(c->mmu, lin, ACCESS_WRITE, cpl, &f);
-        if (UNLIKELY(!p))
-            return cpu_raise_mmu(c, &f);
-        memcpy(p, &v, size);
-        /* A store into the page code is running from: a decoded block
-         * may hold the old bytes (self-modifying code). */
-        if (UNLIKELY((uintptr_t)p - (uintptr_t)c->fetch_host < PAGE_SIZE))
-            c->block_exit |= BX_OTHER;
-        return XR_OK;
-    }
+    if (LIKELY(in_page(lin, size)))
+        return write_at(c, mmu_access_fast(c->mmu, lin, ACCESS_WRITE, cpl, &f), size, &f, v);
     c->block_exit |= BX_OTHER;       /* crossing a page: rare, assume code */
     if (UNLIKELY(!mmu_write(c->mmu, lin, size, cpl, v, &f)))
         return cpu_raise_mmu(c, &f);

@@ -36,32 +36,117 @@ static HANDLER(h_mov_rm32_r32) { c->r[i->rm] = c->r[i->reg]; return XR_OK; }
 static HANDLER(h_mov_r32_rm32) { c->r[i->reg] = c->r[i->rm]; return XR_OK; }
 static HANDLER(h_mov_r32_imm) { c->r[i->reg] = i->imm; return XR_OK; }
 
-/* 8B /r load, 89 /r store */
-static HANDLER(h_load32)
+/* 8B /r load, 89 /r store. What mem_read/mem_write do, with the hit
+ * that calls nothing (a memo, the L1 set's MRU way: mmu_access_memo_mru)
+ * in the handler itself, so that it saves no registers. Out of line: a
+ * page no memo answers (mmu_access_fast's own fallback, straight away),
+ * a line beyond the MRU way (the rest of mmu_access_fast with the memo
+ * found: mmu_access_memo), a segment that is not flat or a dword that
+ * crosses a page (the generic handler); nothing is done before any of
+ * them. */
+static __attribute__((noinline)) int load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
-    uint32_t v;
-    TRY(mem_read(c, i->seg, insn_ea(c, i), 4, ACCESS_READ, &v));
-    c->r[i->reg] = v;
+    MmuFault f;
+    return read_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_READ, c->cpl, &f), 4, &f,
+                   &c->r[i->reg]);
+}
+
+static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t lin,
+                                                 const MmuMemo *mm)
+{
+    memcpy(&c->r[i->reg], mmu_access_memo(c->mmu, mm, lin, ACCESS_READ, c->cpl), 4);
     return XR_OK;
 }
 
-static HANDLER(h_store32) { return mem_write(c, i->seg, insn_ea(c, i), 4, c->r[i->reg]); }
+static HANDLER(h_load32)
+{
+    const SegCache *s = &c->seg[i->seg];
+    uint32_t lin = s->base + insn_ea(c, i);
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_R) || !in_page(lin, 4)))
+        return h_mov_r_rm(c, i);
+    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_READ, c->cpl);
+    if (UNLIKELY(!mm))
+        return load32_nomemo(c, i, lin);
+    const uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_READ, c->cpl);
+    if (UNLIKELY(!p))
+        return load32_memo(c, i, lin, mm);
+    memcpy(&c->r[i->reg], p, 4);
+    return XR_OK;
+}
+
+static __attribute__((noinline)) int store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+{
+    MmuFault f;
+    return write_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_WRITE, c->cpl, &f), 4, &f,
+                    c->r[i->reg]);
+}
+
+static __attribute__((noinline)) int store32_memo(Cpu *c, const Insn *i, uint32_t lin,
+                                                  const MmuMemo *mm)
+{
+    uint8_t *p = mmu_access_memo(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
+    memcpy(p, &c->r[i->reg], 4);
+    note_code_write(c, p);
+    return XR_OK;
+}
+
+static HANDLER(h_store32)
+{
+    const SegCache *s = &c->seg[i->seg];
+    uint32_t lin = s->base + insn_ea(c, i);
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_W) || !in_page(lin, 4)))
+        return h_mov_rm_r(c, i);
+    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_WRITE, c->cpl);
+    if (UNLIKELY(!mm))
+        return store32_nomemo(c, i, lin);
+    uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
+    if (UNLIKELY(!p))
+        return store32_memo(c, i, lin, mm);
+    memcpy(p, &c->r[i->reg], 4);
+    note_code_write(c, p);
+    return XR_OK;
+}
+
+/* The host address of a dword data reference at seg:off when it needs no
+ * call at all: a flat segment, the dword inside a page, a memo, and the
+ * line in the MRU way of its L1 set (mmu_access_memo_mru: counted as
+ * mem_read/mem_write count it). NULL: nothing done. */
+static inline uint8_t *dword_hit(Cpu *c, int seg, uint32_t off, Access access)
+{
+    const SegCache *s = &c->seg[seg];
+    uint32_t lin = s->base + off;
+    unsigned need = access == ACCESS_WRITE ? SEGF_FLAT_W : SEGF_FLAT_R;
+    if (UNLIKELY(!(s->flags & need) || !in_page(lin, 4)))
+        return NULL;
+    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, access, c->cpl);
+    if (UNLIKELY(!mm))
+        return NULL;
+    return mmu_access_memo_mru(c->mmu, mm, lin, access, c->cpl);
+}
 
 /* 50+r PUSH r32, 58+r POP r32 (the stack pointer is 32 bits, as in
  * stack_push/stack_read): PUSH ESP stores the value before the decrement,
- * POP ESP keeps the value popped. */
+ * POP ESP keeps the value popped. The hit that calls nothing here; else
+ * the generic handler (a tail call, nothing done yet). */
 static HANDLER(h_push_r32)
 {
     uint32_t esp = c->r[REG_ESP] - 4;
-    TRY(mem_write(c, SEG_SS, esp, 4, c->r[i->reg]));
+    uint8_t *p = dword_hit(c, SEG_SS, esp, ACCESS_WRITE);
+    if (UNLIKELY(!p))
+        return h_push_r(c, i);
+    memcpy(p, &c->r[i->reg], 4);
+    note_code_write(c, p);
     c->r[REG_ESP] = esp;
     return XR_OK;
 }
 
 static HANDLER(h_pop_r32)
 {
+    const uint8_t *p = dword_hit(c, SEG_SS, c->r[REG_ESP], ACCESS_READ);
+    if (UNLIKELY(!p))
+        return h_pop_r(c, i);
     uint32_t v;
-    TRY(mem_read(c, SEG_SS, c->r[REG_ESP], 4, ACCESS_READ, &v));
+    memcpy(&v, p, 4);
     c->r[REG_ESP] += 4;
     c->r[i->reg] = v;
     return XR_OK;
@@ -92,11 +177,15 @@ static HANDLER(h_alu_r32_imm)
     return XR_OK;
 }
 
-/* 03 /r etc. with a memory source */
+/* 03 /r etc. with a memory source: the hit that calls nothing here; else
+ * the generic handler (a tail call, nothing done yet). */
 static HANDLER(h_alu_r32_m32)
 {
+    const uint8_t *p = dword_hit(c, i->seg, insn_ea(c, i), ACCESS_READ);
+    if (UNLIKELY(!p))
+        return h_alu_r_rm(c, i);
     uint32_t b;
-    TRY(mem_read(c, i->seg, insn_ea(c, i), 4, ACCESS_READ, &b));
+    memcpy(&b, p, 4);
     uint32_t r = alu32(c, i->op, c->r[i->reg], b);
     if (i->op != 7)
         c->r[i->reg] = r;

@@ -83,17 +83,31 @@ struct CacheHier {
  * every reference makes). With no cache at all, lv[0]'s one way holds no
  * line, so that is where every reference goes: its after_mru is memory's
  * access. */
+/* The set (row) of L1 that paddr's line maps to, and the line: where
+ * cache_access_fast looks first. */
+CACHE_HOT uint64_t *cache_l1_row(const CacheHier *c, uint64_t paddr, uint64_t *line)
+{
+    const Level *L = &c->lv[0];
+    *line = paddr >> L->line_shift;
+    return (uint64_t *)((char *)L->tags + (*line & L->set_mask) * L->row_bytes);
+}
+
+/* cache_access_fast's inline hit (way 0 of the row holds the line),
+ * after the reference's write count: count it, return its cycles. */
+CACHE_HOT unsigned cache_mru_hit(CacheHier *c)
+{
+    c->lv[0].n.hits++;
+    return c->lv[0].latency;
+}
+
 CACHE_HOT unsigned cache_access_fast(CacheHier *c, uint64_t paddr, bool write)
 {
-    Level *L = &c->lv[0];
-    uint64_t line = paddr >> L->line_shift;
-    uint64_t *row = (uint64_t *)((char *)L->tags + (line & L->set_mask) * L->row_bytes);
+    uint64_t line;
+    uint64_t *row = cache_l1_row(c, paddr, &line);
     c->n.writes += write;
-    if (G_LIKELY(row[0] == line)) {
-        L->n.hits++;
-        return L->latency;
-    }
-    return L->after_mru(L, paddr, row, line);
+    if (G_LIKELY(row[0] == line))
+        return cache_mru_hit(c);
+    return c->lv[0].after_mru(&c->lv[0], paddr, row, line);
 }
 
 #endif

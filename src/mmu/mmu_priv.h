@@ -111,14 +111,22 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
     return NULL;
 }
 
+/* Count n hits answered by the memo, one right after another with nothing
+ * in between, as the hit path would count them (see MmuMemo): n counts,
+ * the stamp set to the clock's n-th tick, n hit latencies. */
+TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n)
+{
+    mm->hits[2 * access] += n;
+    if (mm->stamp)
+        *mm->stamp = *mm->clock += n;
+    m->stats.cycles += (uint64_t)n * mm->lat;
+}
+
 /* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
 TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
 {
     (void)cpl;                   /* in the memo's key and hits */
-    mm->hits[2 * access]++;
-    if (mm->stamp)
-        *mm->stamp = ++*mm->clock;
-    m->stats.cycles += mm->lat;
+    mmu_memo_hit_n(m, mm, access, 1);
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
@@ -141,6 +149,21 @@ TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
     return mmu_translate_nomemo(m, lin, access, cpl, pa, f);
 }
 
+/* The rest of mmu_access_fast once memo mm answers lin (mmu_memo_find):
+ * the hit, the cache reference, the host pointer. */
+TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
+                                 int cpl)
+{
+    mmu_memo_hit(m, mm, access, cpl);
+    uint32_t off = lin & (PAGE_SIZE - 1);
+    if (access != ACCESS_EXEC) {     /* no instruction-cache model: see mmu.h */
+        unsigned c = cache_access_fast(m->cache, mm->pa | off, access == ACCESS_WRITE);
+        m->stats.cycles += c;
+        m->stats.data_cycles += c;
+    }
+    return mm->host + off;
+}
+
 /* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
  * reference, the host pointer. */
 TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
@@ -149,13 +172,26 @@ TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
     const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
     if (G_UNLIKELY(!mm))
         return mmu_access_nomemo(m, lin, access, cpl, f);
-    mmu_memo_hit(m, mm, access, cpl);
+    return mmu_access_memo(m, mm, lin, access, cpl);
+}
+
+/* The rest of mmu_access_fast when memo mm answers lin (mmu_memo_find)
+ * and the data reference hits the MRU way of its L1 set: counts and
+ * charges exactly what mmu_access_fast does and returns the host pointer,
+ * calling nothing. NULL (the line is not in that way): nothing done, and
+ * mmu_access_fast would find the same memo. Data references only. */
+TLB_HOT uint8_t *mmu_access_memo_mru(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
+                                     int cpl)
+{
     uint32_t off = lin & (PAGE_SIZE - 1);
-    if (access != ACCESS_EXEC) {     /* no instruction-cache model: see mmu.h */
-        unsigned c = cache_access_fast(m->cache, mm->pa | off, access == ACCESS_WRITE);
-        m->stats.cycles += c;
-        m->stats.data_cycles += c;
-    }
+    uint64_t line;
+    if (G_UNLIKELY(cache_l1_row(m->cache, mm->pa | off, &line)[0] != line))
+        return NULL;
+    mmu_memo_hit(m, mm, access, cpl);
+    m->cache->n.writes += access == ACCESS_WRITE;
+    unsigned c = cache_mru_hit(m->cache);
+    m->stats.cycles += c;
+    m->stats.data_cycles += c;
     return mm->host + off;
 }
 

@@ -196,6 +196,60 @@ START_TEST(test_jump_to_next)
 }
 END_TEST
 
+/* Page loops (a load, an add and a store on each of 40 pages, as
+ * workloads/guest/pageloop.asm) placed at each of the 16 offsets in a
+ * fetch block: among them loops whose first instruction straddles two
+ * fetch blocks (two fetch references at every loop-back, counted at once
+ * by block.c) and loops with an instruction in the middle that does. On
+ * each page a load that misses every memo, a store that hits its memo and
+ * its line in the MRU way of the L1 set, then a load and a store 2 KiB on
+ * (the same L1 set on the P4) and a load back at the start: memo hits
+ * whose line is in another way (exec_fast.c's handlers, all three paths). */
+static const char *page_loops_source =
+    "BITS 32\n"
+    "section .bss\n"
+    "alignb 4096\n"
+    "buf: resb 40 * 4096\n"
+    "section .text\n"
+    "%macro PAGELOOP 1\n"
+    "    mov ecx, 40\n"
+    "    mov esi, buf\n"
+    "    align 16, nop\n"
+    "    times %1 nop\n"
+    "%%page:\n"
+    "    mov eax, [esi]\n"
+    "    add eax, ecx\n"
+    "    mov [esi], eax\n"
+    "    mov edx, [esi + 2048]\n"
+    "    mov [esi + 2048], edx\n"
+    "    mov edx, [esi]\n"
+    "    add esi, 4096\n"
+    "    dec ecx\n"
+    "    jnz %%page\n"
+    "%endmacro\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov ebp, 3\n"
+    "pass:\n"
+    "%assign p 0\n"
+    "%rep 16\n"
+    "    PAGELOOP p\n"
+    "%assign p p + 1\n"
+    "%endrep\n"
+    "    dec ebp\n"
+    "    jnz pass\n"
+    "    cmp dword [buf + 4096], 16 * 3 * 39\n"
+    "    jne fail\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n"
+    "fail:\n"
+    "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n";
+
+START_TEST(test_page_loops)
+{
+    compare_source("pageloops.asm", page_loops_source);
+}
+END_TEST
+
 /* Remapping and writes from outside the guest: a code page's PTE is pointed
  * at another frame (with INVLPG), and a frame is rewritten with physmem
  * writes; the core must run the new code each time, cache on or off. */
@@ -495,6 +549,7 @@ int main(int argc, char **argv)
     tcase_add_loop_test(t, test_same_figures, 0, n_objects);
     tcase_add_test(t, test_self_modifying);
     tcase_add_test(t, test_jump_to_next);
+    tcase_add_test(t, test_page_loops);
     tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
