@@ -113,19 +113,18 @@ CACHE_HOT void set_shift(uint64_t *row, unsigned w)
 
 /* Look for the line at way w of a set: on a hit, the ways above it move
  * down one place and it goes to the front (MRU). */
-#define SET_TRY_WAY(row, line, w, s)                                       \
+#define SET_TRY_WAY(row, line, w)                                          \
     do {                                                                   \
         if ((row)[w] == (line)) {                                          \
             set_shift((row), (w));                                         \
             (row)[0] = (line);                                             \
-            (s)->hits++;                                                   \
             return true;                                                   \
         }                                                                  \
     } while (0)
 
 /* A miss in a set of n ways: every way moves down one place, the last
  * (LRU, or invalid: invalid ways collect at the back) falls off, and the
- * line goes in front. */
+ * line goes in front; a fill of an empty way is counted in s. */
 CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelCounts *s)
 {
     bool empty = row[n - 1] == CACHE_TAG_INVALID;
@@ -133,12 +132,12 @@ CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelCoun
     row[0] = line;
     if (empty)
         s->fills_empty++;
-    s->misses++;
     return false;
 }
 
 /* One set of 4, 8 or 16 ways (the presets' associativities): true on a
- * hit. The scan is unrolled, one compare and branch per way, and the ways
+ * hit (level_rest counts the lookup, once for every way it may end at).
+ * The scan is unrolled, one compare and branch per way, and the ways
  * are shifted once, by a fixed amount, after the line is found or not:
  * the same reordering, way for way, as set_access_any's carry through
  * every way scanned (tests/mmu/test_cache.c checks each width against a
@@ -148,46 +147,46 @@ CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelCoun
 CACHE_HOT bool set_access_4(uint64_t *row, uint64_t line, CacheLevelCounts *s, unsigned first)
 {
     if (!first)
-        SET_TRY_WAY(row, line, 0, s);
-    SET_TRY_WAY(row, line, 1, s);
-    SET_TRY_WAY(row, line, 2, s);
-    SET_TRY_WAY(row, line, 3, s);
+        SET_TRY_WAY(row, line, 0);
+    SET_TRY_WAY(row, line, 1);
+    SET_TRY_WAY(row, line, 2);
+    SET_TRY_WAY(row, line, 3);
     return set_miss(row, line, 4, s);
 }
 
 CACHE_HOT bool set_access_8(uint64_t *row, uint64_t line, CacheLevelCounts *s, unsigned first)
 {
     if (!first)
-        SET_TRY_WAY(row, line, 0, s);
-    SET_TRY_WAY(row, line, 1, s);
-    SET_TRY_WAY(row, line, 2, s);
-    SET_TRY_WAY(row, line, 3, s);
-    SET_TRY_WAY(row, line, 4, s);
-    SET_TRY_WAY(row, line, 5, s);
-    SET_TRY_WAY(row, line, 6, s);
-    SET_TRY_WAY(row, line, 7, s);
+        SET_TRY_WAY(row, line, 0);
+    SET_TRY_WAY(row, line, 1);
+    SET_TRY_WAY(row, line, 2);
+    SET_TRY_WAY(row, line, 3);
+    SET_TRY_WAY(row, line, 4);
+    SET_TRY_WAY(row, line, 5);
+    SET_TRY_WAY(row, line, 6);
+    SET_TRY_WAY(row, line, 7);
     return set_miss(row, line, 8, s);
 }
 
 CACHE_HOT bool set_access_16(uint64_t *row, uint64_t line, CacheLevelCounts *s, unsigned first)
 {
     if (!first)
-        SET_TRY_WAY(row, line, 0, s);
-    SET_TRY_WAY(row, line, 1, s);
-    SET_TRY_WAY(row, line, 2, s);
-    SET_TRY_WAY(row, line, 3, s);
-    SET_TRY_WAY(row, line, 4, s);
-    SET_TRY_WAY(row, line, 5, s);
-    SET_TRY_WAY(row, line, 6, s);
-    SET_TRY_WAY(row, line, 7, s);
-    SET_TRY_WAY(row, line, 8, s);
-    SET_TRY_WAY(row, line, 9, s);
-    SET_TRY_WAY(row, line, 10, s);
-    SET_TRY_WAY(row, line, 11, s);
-    SET_TRY_WAY(row, line, 12, s);
-    SET_TRY_WAY(row, line, 13, s);
-    SET_TRY_WAY(row, line, 14, s);
-    SET_TRY_WAY(row, line, 15, s);
+        SET_TRY_WAY(row, line, 0);
+    SET_TRY_WAY(row, line, 1);
+    SET_TRY_WAY(row, line, 2);
+    SET_TRY_WAY(row, line, 3);
+    SET_TRY_WAY(row, line, 4);
+    SET_TRY_WAY(row, line, 5);
+    SET_TRY_WAY(row, line, 6);
+    SET_TRY_WAY(row, line, 7);
+    SET_TRY_WAY(row, line, 8);
+    SET_TRY_WAY(row, line, 9);
+    SET_TRY_WAY(row, line, 10);
+    SET_TRY_WAY(row, line, 11);
+    SET_TRY_WAY(row, line, 12);
+    SET_TRY_WAY(row, line, 13);
+    SET_TRY_WAY(row, line, 14);
+    SET_TRY_WAY(row, line, 15);
     return set_miss(row, line, 16, s);
 }
 
@@ -197,16 +196,13 @@ CACHE_HOT bool set_access_16(uint64_t *row, uint64_t line, CacheLevelCounts *s, 
 CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLevelCounts *s)
 {
     uint64_t carry = row[0];
-    if (carry == line) {
-        s->hits++;
+    if (carry == line)
         return true;
-    }
     for (unsigned w = 1; w < n; w++) {
         uint64_t t = row[w];
         row[w] = carry;
         if (t == line) {
             row[0] = line;
-            s->hits++;
             return true;
         }
         carry = t;
@@ -214,7 +210,6 @@ CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLev
     if (carry == CACHE_TAG_INVALID)
         s->fills_empty++;
     row[0] = line;
-    s->misses++;
     return false;
 }
 
@@ -230,8 +225,13 @@ CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t 
              : n == 8 ? set_access_8(row, line, &L->n, first)
              : n == 16 ? set_access_16(row, line, &L->n, first)
              : set_access_any(row, line, L->ways, &L->n);
-    if (!hit)
+    /* Counted here, after the scan, not at each of its exits: the hits
+     * then share one increment (dd: 1 % fewer host instructions). */
+    if (!hit) {
+        L->n.misses++;
         return L[1].access(L + 1, paddr);
+    }
+    L->n.hits++;
     return L->latency;
 }
 

@@ -30,13 +30,14 @@ static void seen_mark(uint64_t *seen, uint64_t a, uint64_t b)
     seen[wb] |= mb;
 }
 
-void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
-                             size_t nspans, GByteArray *out)
+/* Bitmaps of sets up to this many words long live on the stack: every
+ * preset's levels fit (8192 sets at most, Skylake's L3). */
+#define SEEN_STACK_WORDS 128
+
+/* Mark the sets that the spans' lines map to. */
+static void seen_mark_spans(const Level *L, const CacheSpan *spans, size_t nspans,
+                            uint64_t *seen)
 {
-    g_assert(level < c->nlevels);
-    const Level *L = &c->lv[level];
-    size_t words = (L->nsets + 63) / 64;
-    uint64_t *seen = g_new0(uint64_t, words);
     for (size_t i = 0; i < nspans; i++) {
         if (!spans[i].len)
             continue;
@@ -55,25 +56,54 @@ void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan
             seen_mark(seen, 0, b);
         }
     }
-    /* Each set seen, in set order: its number, then its tags (MRU first).
-     * Sized once and filled in place (this runs at every period boundary
-     * of a fast-forward). */
-    size_t n = 0;
-    for (size_t k = 0; k < words; k++)
-        n += (size_t)__builtin_popcountll(seen[k]);
-    size_t rec = sizeof(uint64_t) + L->ways * sizeof *L->tags;
-    guint at = out->len;
-    g_byte_array_set_size(out, (guint)(at + n * rec));
-    guint8 *p = out->data + at;
+}
+
+/* One run of n consecutive sets from set first (n >= 1): first and n, then
+ * the sets' tags, which lie in that order in the level's array. */
+static void append_run(const Level *L, uint64_t first, uint64_t n, GByteArray *out)
+{
+    const uint64_t head[2] = { first, n };
+    g_byte_array_append(out, (const guint8 *)head, sizeof head);
+    g_byte_array_append(out, (const guint8 *)&L->tags[first * L->ways],
+                        (guint)(n * L->ways * sizeof *L->tags));
+}
+
+void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
+                             size_t nspans, GByteArray *out)
+{
+    g_assert(level < c->nlevels);
+    const Level *L = &c->lv[level];
+    size_t words = (L->nsets + 63) / 64;
+    uint64_t stack[SEEN_STACK_WORDS];
+    uint64_t *seen = words <= SEEN_STACK_WORDS ? memset(stack, 0, words * sizeof *stack)
+                                               : g_new0(uint64_t, words);
+    seen_mark_spans(L, spans, nspans, seen);
+    /* The maximal runs of marked sets, in set order, each in one piece
+     * (this runs at every period boundary of a fast-forward). A word's
+     * runs are found a run at a time; one ending at the word's top bit
+     * goes on into the next word's if that starts with a marked set. */
+    uint64_t first = 0, n = 0;
     for (size_t k = 0; k < words; k++) {
-        for (uint64_t b = seen[k]; b; b &= b - 1) {
-            uint64_t set = k * 64 + (uint64_t)__builtin_ctzll(b);
-            memcpy(p, &set, sizeof set);
-            memcpy(p + sizeof set, &L->tags[set * L->ways], L->ways * sizeof *L->tags);
-            p += rec;
+        for (uint64_t b = seen[k]; b;) {
+            unsigned lo = (unsigned)__builtin_ctzll(b);
+            uint64_t past = ~(b >> lo);          /* its low zeros: the run */
+            unsigned len = past ? (unsigned)__builtin_ctzll(past) : 64;
+            uint64_t set = k * 64 + lo;
+            if (n && first + n == set)
+                n += len;
+            else {
+                if (n)
+                    append_run(L, first, n, out);
+                first = set;
+                n = len;
+            }
+            b = lo + len < 64 ? b & (~0ull << (lo + len)) : 0;
         }
     }
-    g_free(seen);
+    if (n)
+        append_run(L, first, n, out);
+    if (seen != stack)
+        g_free(seen);
 }
 
 typedef struct {
@@ -128,35 +158,52 @@ static bool line_in(const LineRun *runs, size_t n, uint64_t line)
     return lo < n && runs[lo].first <= line;
 }
 
+/* One set of start and the same set now, ways tags each (MRU first):
+ * now's most recent lines must be start's longest most-recent run of
+ * lines within the runs, in the same order. */
+static bool set_equivalent(const guint8 *start, const guint8 *now, unsigned ways,
+                           const LineRun *runs, size_t nruns)
+{
+    for (unsigned w = 0; w < ways; w++) {
+        uint64_t x, y;
+        memcpy(&x, start + w * sizeof x, sizeof x);
+        if (x == CACHE_TAG_INVALID || !line_in(runs, nruns, x))
+            return true;                     /* the end of the loop's run */
+        memcpy(&y, now + w * sizeof y, sizeof y);
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
 bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const CacheSpan *spans,
                                  size_t nspans, const CacheStats *d,
                                  const GByteArray *start, const GByteArray *now)
 {
     g_assert(level < c->nlevels);
     const Level *L = &c->lv[level];
-    size_t rec = sizeof(uint64_t) + L->ways * sizeof *L->tags;
-    if (d->level[level].misses || d->level[level].evictions || start->len != now->len ||
-        start->len % rec)
+    size_t row = L->ways * sizeof *L->tags;
+    if (d->level[level].misses || d->level[level].evictions || start->len != now->len)
         return false;
     if (!d->level[level].hits)
         return true;                         /* not reached by the loop */
     LineRun *runs = g_new(LineRun, nspans + 1);
     size_t nruns = line_runs(spans, nspans, L->line_shift, runs);
-    uint64_t *x = g_new(uint64_t, 2 * (1 + L->ways)), *y = x + 1 + L->ways;
     bool ok = true;
-    for (size_t at = 0; ok && at < start->len; at += rec) {
-        if (!memcmp(start->data + at, now->data + at, rec))
-            continue;
-        memcpy(x, start->data + at, rec);    /* the set's number, then MRU first */
-        memcpy(y, now->data + at, rec);
-        ok = x[0] == y[0];
-        for (unsigned w = 1; ok && w <= L->ways; w++) {
-            if (x[w] == CACHE_TAG_INVALID || !line_in(runs, nruns, x[w]))
-                break;                       /* the end of the loop's run */
-            ok = x[w] == y[w];
-        }
+    /* Run by run (cache_state_append_sets): the same sets, then set by set. */
+    for (size_t at = 0; ok && at < start->len;) {
+        uint64_t hs[2], hn[2];
+        ok = start->len - at >= sizeof hs;
+        if (!ok)
+            break;
+        memcpy(hs, start->data + at, sizeof hs);
+        memcpy(hn, now->data + at, sizeof hn);
+        at += sizeof hs;
+        ok = hs[0] == hn[0] && hs[1] == hn[1] && hs[1] <= (start->len - at) / row;
+        for (uint64_t i = 0; ok && i < hs[1]; i++, at += row)
+            ok = !memcmp(start->data + at, now->data + at, row) ||
+                 set_equivalent(start->data + at, now->data + at, L->ways, runs, nruns);
     }
-    g_free(x);
     g_free(runs);
     return ok;
 }

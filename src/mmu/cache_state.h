@@ -15,8 +15,9 @@
 typedef struct {
     uint64_t pa, len;
 } CacheSpan;
-/* Append only the sets that the lines of the spans map to (each set's
- * index, then its tags), in set order: the state that work referencing
+/* Append only the sets that the lines of the spans map to, in set order,
+ * as runs of consecutive sets (each run's first set and length, then its
+ * sets' tags, MRU first): the state that work referencing
  * nothing outside the spans can see or change. Sets are independent (a
  * reference looks up and reorders its own set in each level; there is no
  * prefetch and no write-back, cache.c), so two states equal on these sets
