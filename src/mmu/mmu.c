@@ -343,43 +343,6 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
     return true;
 }
 
-/* The TLB entry of a fast walk of lin: tlb_entry_from_walk's, from the
- * walk's PaeFast; global: G with CR4.PGE. */
-static MMU_INLINE TlbEntry entry_of_fast(const PaeFast *w, uint32_t lin, uint16_t pcid,
-                                         bool global)
-{
-    return (TlbEntry){
-        .frame = w->frame,
-        .vpn = lin >> (w->large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
-        .pcid = pcid,
-        .page_size = (uint8_t)(w->large ? TLB_PAGE_2M : TLB_PAGE_4K),
-        .rw = (w->all & PAE_RW) != 0, .us = (w->all & PAE_US) != 0,
-        .nx = (w->any & PAE_XD) != 0,
-        .dirty = (w->leaf & PAE_D) != 0,
-        .global = global,
-    };
-}
-
-/* miss_fused's fill of e into t, the side's only array, when it is not
- * tlb_fill_fresh_lru1's: through tlb_fill_fresh for a 4 KiB page that is
- * not global (its key is t->missed), else the general fill. *pa: lin's
- * physical address. Out of line, so that the entry of the common fill
- * stays in registers. */
-static G_GNUC_NO_INLINE const TlbEntry *fill_sole_rest(TlbHierarchy *h, Tlb *t, Access access,
-                                                       int cpl, TlbEntry e, uint64_t *pa,
-                                                       uint32_t lin)
-{
-    const TlbEntry *l1;
-    if (e.page_size == TLB_PAGE_4K && !e.global) {
-        h->stats.fills[access][TLB_PRIV(cpl)]++;
-        l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
-    } else {
-        l1 = tlb_hier_fill(h, access, cpl, &e);
-    }
-    *pa = tlb_entry_paddr(&e, lin);
-    return l1;
-}
-
 /* The common miss, fused: the side's only array (Side.sole) has no entry
  * for the page (tlb_hier_hit_fast just probed it, leaving t->missed), and
  * the walker's fast path succeeds. Then it does what translate_rest
@@ -413,16 +376,25 @@ static MMU_INLINE bool miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     m->stats.walks++;
     m->stats.walk_cycles += c;
     m->stats.cycles += c;
-    bool global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE);
-    if (G_LIKELY(!w.large && !global && tlb_fill_fresh_evicts_lru1(t))) {
-        /* e's address never leaves this function: it stays in registers. */
-        TlbEntry e = entry_of_fast(&w, lin, m->pcid, false);
+    TlbEntry e = {
+        .frame = w.frame,
+        .vpn = lin >> (w.large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
+        .pcid = m->pcid,
+        .page_size = (uint8_t)(w.large ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .rw = (w.all & PAE_RW) != 0, .us = (w.all & PAE_US) != 0,
+        .nx = (w.any & PAE_XD) != 0,
+        .dirty = (w.leaf & PAE_D) != 0,
+        .global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE),
+    };
+    if (G_LIKELY(!w.large && !e.global)) {
         h->stats.fills[access][TLB_PRIV(cpl)]++;
-        *l1 = tlb_fill_fresh_lru1(t, &e, access, cpl, &h->stats.evictions);
-        *pa = tlb_entry_paddr(&e, lin);
+        *l1 = tlb_fill_fresh_evicts_lru1(t)
+                  ? tlb_fill_fresh_lru1(t, &e, access, cpl, &h->stats.evictions)
+                  : tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
     } else {
-        *l1 = fill_sole_rest(h, t, access, cpl, entry_of_fast(&w, lin, m->pcid, global), pa, lin);
+        *l1 = tlb_hier_fill(h, access, cpl, &e);
     }
+    *pa = tlb_entry_paddr(&e, lin);
     return true;
 }
 
