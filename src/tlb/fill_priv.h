@@ -74,16 +74,16 @@ TLB_HOT const TlbEntry *fill_place(Tlb *t, const TlbEntry *e, uint64_t key, unsi
 }
 
 /* fill_evicting for true LRU with ordered records and the hash index
- * (Tlb.lru: the P4's 64-way arrays): the policy's victim function inline
- * (lru_priv.h, the very code its victim runs), and no test of what
- * Tlb.lru implies. */
-TLB_HOT const TlbEntry *evict_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access,
-                                  int cpl, uint64_t *also)
+ * (Tlb.lru: the P4's 64-way arrays) of e, whose key is key: the policy's
+ * victim function inline (lru_priv.h, the very code its victim runs), and
+ * no test of what Tlb.lru implies. */
+TLB_HOT const TlbEntry *evict_lru(Tlb *t, const TlbEntry *e, uint64_t key, unsigned set,
+                                  Access access, int cpl, uint64_t *also)
 {
     fill_count(t, access, cpl, 1, also);
     unsigned slot = set * t->ways + lru_victim_ordered(t->lru, set);
     index_unlink(t, slot);
-    return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
+    return fill_place(t, e, key, set, slot, true);
 }
 
 /* Whether tlb_fill_fresh (tlb_priv.h) into t takes evict_lru on set 0:
@@ -97,12 +97,14 @@ TLB_HOT bool tlb_fill_fresh_evicts_lru1(const Tlb *t)
 }
 
 /* tlb_fill_fresh where tlb_fill_fresh_evicts_lru1 holds, inline: what
- * fill_new then does. */
+ * fill_new then does. e's key is t->missed (tlb_fill_fresh's
+ * precondition), which the miss path has at hand. */
 TLB_HOT const TlbEntry *tlb_fill_fresh_lru1(Tlb *t, const TlbEntry *e, Access access, int cpl,
                                            uint64_t *also)
 {
+    uint64_t key = t->missed;
     t->missed = 0;                   /* the page may now be here */
-    return evict_lru(t, e, 0, access, cpl, also);
+    return evict_lru(t, e, key, 0, access, cpl, also);
 }
 
 #endif

@@ -338,7 +338,7 @@ static G_GNUC_NO_INLINE const TlbEntry *
 fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
                   uint64_t *also)
 {
-    return evict_lru(t, e, set, access, cpl, also);
+    return evict_lru(t, e, make_key(e->page_size, e->vpn, e->pcid), set, access, cpl, also);
 }
 
 /* fill_evicting_lru for an array of one set (fully associative: the P4's
@@ -347,7 +347,7 @@ fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cp
 static G_GNUC_NO_INLINE const TlbEntry *
 fill_evicting_lru1(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
 {
-    return evict_lru(t, e, 0, access, cpl, also);
+    return evict_lru(t, e, make_key(e->page_size, e->vpn, e->pcid), 0, access, cpl, also);
 }
 
 /* A fill into a set with an invalid way, of an entry that duplicates
