@@ -90,10 +90,11 @@ TLB_HOT const TlbEntry *evict_lru(Tlb *t, const TlbEntry *e, uint64_t key, unsig
  * t is true LRU with ordered records and the hash index (Tlb.lru), has
  * one set (fully associative: the P4's DTLB and ITLB) and that set is
  * full, which is where fill_new (tlb.c) sends the fill then
- * (fill_evicting_lru1). */
+ * (fill_evicting_lru1). One compare (Tlb.lru1_full): set 0's valid
+ * count never reaches UINT_MAX. */
 TLB_HOT bool tlb_fill_fresh_evicts_lru1(const Tlb *t)
 {
-    return t->lru && !t->set_mask && t->set_valid[0] == t->ways;
+    return t->set_valid[0] == t->lru1_full;
 }
 
 /* tlb_fill_fresh where tlb_fill_fresh_evicts_lru1 holds, inline: what

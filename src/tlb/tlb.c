@@ -97,6 +97,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     t->hit_inline = t->stamps || !t->touch;
     if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->bucket)
         t->lru = t->pstate;
+    t->lru1_full = t->lru && sets == 1 ? geom->ways : UINT_MAX;
     return t;
 }
 
