@@ -437,8 +437,9 @@ static bool translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl, uint6
     return true;
 }
 
-bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                          uint64_t *pa, MmuFault *f)
+/* mmu_translate_nomemo for one access type. */
+static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                        uint64_t *pa, MmuFault *f)
 {
     unsigned extra;
     const TlbEntry *e;
@@ -457,6 +458,17 @@ bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
     if (e)
         memo_make(m, lin, access, cpl, e, NULL);
     return true;
+}
+
+/* A copy per access type, as mmu_access_nomemo. */
+bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
+                          MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
+    case ACCESS_WRITE: return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
+    default: return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
+    }
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -512,8 +524,9 @@ uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
     return host_of(m, pa, access);
 }
 
-uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                           MmuFault *f)
+/* mmu_access_nomemo for one access type. */
+static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                         MmuFault *f)
 {
     unsigned extra;
     const TlbEntry *e;
@@ -543,6 +556,18 @@ uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
         memo_make(m, lin, access, cpl, e, fr);
     time_data(m, pa, access);
     return fr + (pa & (PAGE_SIZE - 1));
+}
+
+/* A copy of the path per access type: its tests of the type (rights,
+ * memo bits, the walker's masks, counters' indices, the cache reference)
+ * are then constants. pageloop's miss: 23 host instructions fewer. */
+uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return access_nomemo(m, lin, ACCESS_READ, cpl, f);
+    case ACCESS_WRITE: return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
+    default: return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
+    }
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,
