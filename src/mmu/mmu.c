@@ -7,6 +7,7 @@
 
 #include "mmu/mmu_priv.h"
 #include "mmu/pae_priv.h"
+#include "tlb/fill_priv.h"
 
 /* For the steps of the miss path (see walk_and_fill). */
 #define MMU_INLINE inline __attribute__((always_inline))
@@ -351,8 +352,9 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
  * reads timed as walk_and_fill times them; the entry built as
  * tlb_entry_from_walk builds it, and filled as tlb_hier_fill fills it,
  * through tlb_fill_fresh for a 4 KiB page that is not global (its key is
- * t->missed: tlb_fill_counted would search no duplicate) and the general
- * fill otherwise; no rights check (the fast walk permitted the access).
+ * t->missed: tlb_fill_counted would search no duplicate), inline when
+ * that is evict_lru (tlb_fill_fresh_lru1), and the general fill
+ * otherwise; no rights check (the fast walk permitted the access).
  * With memos off (mmu_set_shortcuts: Mmu.sole is NULL) it is not taken:
  * the general path is then the reference it is tested against. Returns false having
  * changed nothing when the case does not apply: the caller goes on to
@@ -386,7 +388,9 @@ static MMU_INLINE bool miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     };
     if (G_LIKELY(!w.large && !e.global)) {
         h->stats.fills[access][TLB_PRIV(cpl)]++;
-        *l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
+        *l1 = tlb_fill_fresh_evicts_lru1(t)
+                  ? tlb_fill_fresh_lru1(t, &e, access, cpl, &h->stats.evictions)
+                  : tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
     } else {
         *l1 = tlb_hier_fill(h, access, cpl, &e);
     }
@@ -433,8 +437,9 @@ static bool translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl, uint6
     return true;
 }
 
-bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                          uint64_t *pa, MmuFault *f)
+/* mmu_translate_nomemo for one access type. */
+static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                        uint64_t *pa, MmuFault *f)
 {
     unsigned extra;
     const TlbEntry *e;
@@ -453,6 +458,17 @@ bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
     if (e)
         memo_make(m, lin, access, cpl, e, NULL);
     return true;
+}
+
+/* A copy per access type, as mmu_access_nomemo. */
+bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
+                          MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
+    case ACCESS_WRITE: return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
+    default: return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
+    }
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -508,8 +524,9 @@ uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
     return host_of(m, pa, access);
 }
 
-uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                           MmuFault *f)
+/* mmu_access_nomemo for one access type. */
+static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                         MmuFault *f)
 {
     unsigned extra;
     const TlbEntry *e;
@@ -539,6 +556,18 @@ uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
         memo_make(m, lin, access, cpl, e, fr);
     time_data(m, pa, access);
     return fr + (pa & (PAGE_SIZE - 1));
+}
+
+/* A copy of the path per access type: its tests of the type (rights,
+ * memo bits, the walker's masks, counters' indices, the cache reference)
+ * are then constants. pageloop's miss: 23 host instructions fewer. */
+uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return access_nomemo(m, lin, ACCESS_READ, cpl, f);
+    case ACCESS_WRITE: return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
+    default: return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
+    }
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

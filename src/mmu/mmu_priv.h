@@ -35,8 +35,7 @@
  * (done when the memo was made, for each access type: `ok` has a bit per
  * Access that the hit path would take) and the frame lookup, and does what
  * the hit path does on that hit: tlb_hier_count_hit's count and stamp
- * (through pointers kept in the memo; the array's hint, a host-speed
- * guess for tlb_hit_fast, is left alone) and the hit latency. Frames never move once
+ * (through pointers kept in the memo) and the hit latency. Frames never move once
  * they exist (physmem.h), so `host` stays valid; no memo is made for a
  * frame never written (its host page does not exist yet). */
 typedef struct {

@@ -4,9 +4,8 @@
 
 #include <string.h>
 
-#include "tlb/lru_priv.h"
+#include "tlb/fill_priv.h"
 #include "tlb/tlb_state.h"
-#include "tlb/tlb_priv.h"
 
 G_DEFINE_QUARK(vmsplit-tlb-error-quark, tlb_error)
 
@@ -98,6 +97,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     t->hit_inline = t->stamps || !t->touch;
     if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->bucket)
         t->lru = t->pstate;
+    t->lru1_full = t->lru && sets == 1 ? geom->ways : UINT_MAX;
     return t;
 }
 
@@ -120,27 +120,9 @@ void tlb_free(Tlb *t)
 
 /* ---- hash index ------------------------------------------------------ */
 
-/* Link slot into bucket h (hash_page of its entry's size and VPN). */
-static inline void index_link(Tlb *t, unsigned slot, unsigned h)
-{
-    t->next[slot] = t->bucket[h];
-    t->bucket[h] = (int16_t)slot;
-    t->home[slot] = h;
-}
-
 static inline unsigned entry_bucket(const Tlb *t, const TlbEntry *e)
 {
     return hash_page(t, (uint32_t)e->page_size << 30, e->vpn);
-}
-
-static inline void index_unlink(Tlb *t, unsigned slot)
-{
-    int16_t *p = &t->bucket[t->home[slot]];
-    while (*p != (int16_t)slot) {
-        g_assert(*p != NO_SLOT);
-        p = &t->next[*p];
-    }
-    *p = t->next[slot];
 }
 
 /* Visit the valid slots, a word of the valid bitmap at a time: flushes
@@ -333,56 +315,10 @@ static inline __attribute__((always_inline)) unsigned fill_victim(Tlb *t, unsign
     return base + v;
 }
 
-/* Tell a policy without stamps of the new entry in slot of set; returns
- * the entry. */
-static G_GNUC_NO_INLINE const TlbEntry *fill_insert(Tlb *t, unsigned set, unsigned slot)
+const TlbEntry *tlb_fill_insert(Tlb *t, unsigned set, unsigned slot)
 {
     t->policy->insert(t->pstate, set, slot - set * t->ways);
     return &t->ent[slot];
-}
-
-/* Count a fill and its evictions (extra duplicates removed, plus the
- * victim). Independent of the rest of a fill, so callers do it where it
- * costs least. */
-static inline __attribute__((always_inline)) void
-fill_count(Tlb *t, Access access, int cpl, unsigned ev, uint64_t *also)
-{
-    t->stats.fills[access][TLB_PRIV(cpl)]++;
-    t->stats.evictions += ev;
-    *also += ev;
-}
-
-/* Put e (its key) in slot of set, which either held the victim (evicted:
- * valid, already off the index) or was invalid, and tell the policy.
- * Returns the new entry. */
-static inline __attribute__((always_inline)) const TlbEntry *
-fill_place(Tlb *t, const TlbEntry *e, uint64_t key, unsigned set, unsigned slot,
-           bool evicted)
-{
-    bool large = e->page_size != t->sizes[0];
-    t->sgen[slot]++;
-    if (!evicted) {
-        t->nlarge += large;
-        t->nvalid++;
-        t->vbits[slot / 64] |= 1ULL << (slot % 64);
-        t->set_valid[set]++;
-    } else if (t->ent[slot].page_size != e->page_size) {
-        /* A victim of the new entry's size leaves nlarge alone. Else the
-         * array holds two sizes and exactly one of the two entries is of
-         * the second: +1 if the new one is, -1 if the victim was. */
-        t->nlarge += large ? 1 : -1;
-    }
-    t->ent[slot] = *e;
-    t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
-    if (t->bucket)
-        index_link(t, slot, hash_page(t, (uint32_t)e->page_size << 30, e->vpn));
-    if (G_LIKELY(t->stamps)) {
-        t->stamps[slot] = ++*t->clock;
-        return &t->ent[slot];
-    }
-    /* Last, so that the call is a tail call and the fill path saves no
-     * registers for it. */
-    return fill_insert(t, set, slot);
 }
 
 /* A fill into a full set, of an entry that duplicates nothing. Out of
@@ -399,24 +335,11 @@ fill_evicting(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
     return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
 }
 
-/* fill_evicting for true LRU with ordered records and the hash index
- * (Tlb.lru: the P4's 64-way arrays): the policy's victim function inline
- * (lru_priv.h, the very code its victim runs), and no test of what
- * Tlb.lru implies. */
-static inline __attribute__((always_inline)) const TlbEntry *
-evict_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl, uint64_t *also)
-{
-    fill_count(t, access, cpl, 1, also);
-    unsigned slot = set * t->ways + lru_victim_ordered(t->lru, set);
-    index_unlink(t, slot);
-    return fill_place(t, e, make_key(e->page_size, e->vpn, e->pcid), set, slot, true);
-}
-
 static G_GNUC_NO_INLINE const TlbEntry *
 fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl,
                   uint64_t *also)
 {
-    return evict_lru(t, e, set, access, cpl, also);
+    return evict_lru(t, e, make_key(e->page_size, e->vpn, e->pcid), set, access, cpl, also);
 }
 
 /* fill_evicting_lru for an array of one set (fully associative: the P4's
@@ -425,7 +348,7 @@ fill_evicting_lru(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cp
 static G_GNUC_NO_INLINE const TlbEntry *
 fill_evicting_lru1(Tlb *t, const TlbEntry *e, Access access, int cpl, uint64_t *also)
 {
-    return evict_lru(t, e, 0, access, cpl, also);
+    return evict_lru(t, e, make_key(e->page_size, e->vpn, e->pcid), 0, access, cpl, also);
 }
 
 /* A fill into a set with an invalid way, of an entry that duplicates

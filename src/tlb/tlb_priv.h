@@ -61,8 +61,6 @@ struct Tlb {
     unsigned nlarge;             /* valid entries of the second page size
                                   * (sizes[1]): none, and its probe cannot
                                   * match, so the hit path skips it */
-    int hint;                    /* slot of the last fast hit (any slot: a
-                                  * stale one simply fails to match) */
     uint64_t missed;             /* probe key (first size) that tlb_hit_fast
                                   * found in no size, until the next fill;
                                   * 0: none. Spares tlb_lookup_slow the same
@@ -81,6 +79,10 @@ struct Tlb {
                                   * lru_priv.h) and the array has the hash
                                   * index: a fill into a full set takes
                                   * fill_evicting_lru; else NULL */
+    unsigned lru1_full;          /* ways when lru is set and the array has
+                                  * one set (the P4's), else UINT_MAX: the
+                                  * set's valid count at which a fresh fill
+                                  * is evict_lru on set 0 (fill_priv.h) */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);
@@ -172,26 +174,23 @@ TLB_HOT int find_slot(const Tlb *t, uint32_t salt, uint32_t vpn, uint64_t probe)
 }
 
 /* Probe for lin under pcid with the array's i-th page size: the slot, or
- * NO_SLOT. */
-TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
-{
-    uint32_t vpn = lin >> t->shifts[i];
-    uint64_t key = t->key_base[i] | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
-    return find_slot(t, t->hash_salt[i], vpn, key);
-}
-
-/* probe_size, trying the slot of the array's last fast hit first:
- * references come in runs on one page (fetch blocks, a load then a store),
- * and at most one slot can match, so it finds the slot find_slot would.
- * *key: the probe key (the first size's is what tlb_hit_fast remembers). */
-TLB_HOT int probe_hinted(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid, uint64_t *key)
+ * NO_SLOT. *key: the probe key (the first size's is what tlb_hit_fast
+ * remembers). The hash index or the set is probed straight away: trying
+ * the slot of the array's last hit first, as the hit path once did, paid
+ * off only for runs of references to one page, which the MMU's memos now
+ * answer; the failed guess cost every miss about 12 host instructions of
+ * pageloop's ~500, and the 4G/4G null syscall no more than it saved. */
+TLB_HOT int probe_key(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid, uint64_t *key)
 {
     uint32_t vpn = lin >> t->shifts[i];
     *key = t->key_base[i] | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
-    int s = t->hint;
-    if (((t->tag[s].key ^ *key) & t->tag[s].mask) != 0)
-        s = find_slot(t, t->hash_salt[i], vpn, *key);
-    return s;
+    return find_slot(t, t->hash_salt[i], vpn, *key);
+}
+
+TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
+{
+    uint64_t key;
+    return probe_key(t, i, lin, pcid, &key);
 }
 
 /* tlb_lookup (tlb.h) in full: every page size, misses, dirty misses,
@@ -249,7 +248,6 @@ G_NORETURN void tlb_bad_pcid(uint16_t pcid);
  * (mmu_priv.h) both end here. */
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
-    t->hint = s;
     t->fast_hits[2 * access + TLB_PRIV(cpl)]++;
     if (t->stamps)
         t->stamps[s] = ++*t->clock;
@@ -267,12 +265,12 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
     if (G_UNLIKELY(pcid > TLB_PCID_MAX))
         tlb_bad_pcid(pcid);
     uint64_t key, key1;
-    int s = probe_hinted(t, 0, lin, pcid, &key);
+    int s = probe_key(t, 0, lin, pcid, &key);
     /* An array holding both page sizes (the P4's DTLB) serves the kernel's
      * 2 MiB direct map from here too: the second size, after the first
      * missed, in tlb_lookup_slow's order. */
     if (s == NO_SLOT && t->nsizes > 1 && t->nlarge)
-        s = probe_hinted(t, 1, lin, pcid, &key1);
+        s = probe_key(t, 1, lin, pcid, &key1);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
         return NULL;

@@ -140,6 +140,26 @@ static void same_stats(Mmu *a, Mmu *b)
     }
 }
 
+/* The same reference to lin in both MMUs, through the CPU's entry (cpu)
+ * or mmu_access: the same bytes or the same fault. Returns whether it
+ * reached memory. */
+static bool access_both(Mmu *a, Mmu *b, uint32_t lin, Access acc, int cpl, bool cpu,
+                        MmuFault *fa, MmuFault *fb)
+{
+    const uint8_t *ua = cpu ? mmu_access_fast(a, lin, acc, cpl, fa)
+                            : mmu_access(a, lin, acc, cpl, fa);
+    const uint8_t *ub = cpu ? mmu_access_fast(b, lin, acc, cpl, fb)
+                            : mmu_access(b, lin, acc, cpl, fb);
+    ck_assert_int_eq(ua != NULL, ub != NULL);
+    if (ua) {
+        /* The frame's written head (build) identifies it. */
+        unsigned off = lin & 0xFFF;
+        ck_assert_uint_eq(*ua, *ub);
+        ck_assert(memcmp(ua - off, ub - off, 64) == 0);
+    }
+    return ua != NULL;
+}
+
 static void run(const char *preset, uint64_t seed)
 {
     Preset *p = preset ? preset_load(preset, NULL) : NULL;
@@ -170,19 +190,14 @@ static void run(const char *preset, uint64_t seed)
                  * memo miss takes mmu_access_nomemo), half through
                  * mmu_access (mmu_translate_fast). */
                 bool cpu = (x >> 16) % 2;
-                const uint8_t *ua = cpu ? mmu_access_fast(a, lin, acc, cpl, &fa)
-                                        : mmu_access(a, lin, acc, cpl, &fa);
-                const uint8_t *ub = cpu ? mmu_access_fast(b, lin, acc, cpl, &fb)
-                                        : mmu_access(b, lin, acc, cpl, &fb);
-                ck_assert_int_eq(ua != NULL, ub != NULL);
-                if (ua) {
-                    /* The frame's written head (build) identifies it. */
-                    unsigned off = lin & 0xFFF;
-                    ck_assert_uint_eq(*ua, *ub);
-                    ck_assert(memcmp(ua - off, ub - off, 64) == 0);
-                }
-                faults += !ua;
-                hits += ua != NULL;
+                bool ok = access_both(a, b, lin, acc, cpl, cpu, &fa, &fb);
+                /* Often a store right after a load to the same place,
+                 * as pageloop makes: the fill of a clean page (D=0)
+                 * meets the dirty miss on the entry it just made. */
+                if (ok && acc == ACCESS_READ && (x >> 18) % 4 == 0)
+                    ok = access_both(a, b, lin, ACCESS_WRITE, cpl, cpu, &fa, &fb);
+                faults += !ok;
+                hits += ok;
             }
             ck_assert_uint_eq(fa.vector, fb.vector);
             ck_assert_uint_eq(fa.error_code, fb.error_code);
