@@ -67,7 +67,7 @@ int oracle_run(OracleSet *s, OracleHost host, bool decode_cache, GString *report
                int max_report);
 
 /* After an ORACLE_HOST_LONG run: how many cases the host did not run, and
- * why, grouped by reason and mnemonic ("12: <reason> [daa 6, das 6]; ...";
+ * why, grouped by reason and mnemonic ("<reason>: 12 [daa 6, das 6]; ...";
  * g_free it). */
 size_t oracle_set_excluded(const OracleSet *s);
 char *oracle_set_describe_exclusions(const OracleSet *s);

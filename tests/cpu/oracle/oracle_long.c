@@ -8,13 +8,18 @@
  * them) and the few instructions whose address size defaults to 64 bits
  * (string instructions: RSI/RDI/RCX; LOOPcc: RCX; XLAT: RBX) start with
  * bits 63..32 clear, which the harness ensures (every register is loaded
- * with a 32-bit MOV) and checks (oracle.c stores the OR of the upper halves
- * after each case; nonzero fails the case). Two kinds of snippet are not
+ * with a 32-bit MOV), and never carry or borrow across bit 31 (the pointers
+ * stay inside buf, below 2 GiB; no LOOP starts at ECX = 0), which the
+ * harness checks: it stores the OR of the upper halves after each case,
+ * and nonzero fails the case (oracle.c). Two kinds of snippet are not
  * the same program in long mode, and are left out by name:
  *   - nasm rejects the line in BITS 64 (no encoding: DAA, DAS, AAA, AAS,
  *     AAM, AAD, PUSHA/POPA, PUSH/POP of 32-bit operands, PUSHFD/POPFD):
  *     found by assembling and mapping nasm's error lines back to cases;
- *   - the line assembles but means something else: the denylist below. */
+ *   - the line assembles but means something else: the denylist below.
+ * LAHF and SAHF, which long mode has only on CPUs with CPUID
+ * 80000001H:ECX.LAHF-SAHF[bit 0] (every x86-64 part since about 2006), are
+ * kept: on an older host the program's SIGILL fails the test loudly. */
 #include "oracle_priv.h"
 
 #include <stdlib.h>
@@ -183,7 +188,7 @@ char *oracle_set_describe_exclusions(const OracleSet *s)
             g_string_append_printf(insns, "%s%s %u", insns->len ? ", " : "", x->insn, x->count);
         }
         if (total)
-            g_string_append_printf(d, "%s%u: %s [%s]", d->len ? "; " : "", total, whys[w],
+            g_string_append_printf(d, "%s%s: %u [%s]", d->len ? "; " : "", whys[w], total,
                                    insns->str);
         g_string_free(insns, TRUE);
     }
