@@ -45,7 +45,8 @@ static const struct {
     { "salc", why_invalid },
 };
 
-void oracle_case_exclude(OracleCase *c, const char *why, const char *insn)
+/* Mark c excluded from the long-mode host program. */
+static void exclude(OracleCase *c, const char *why, const char *insn)
 {
     if (c->excluded)
         return;                      /* the first reason found stays */
@@ -53,7 +54,9 @@ void oracle_case_exclude(OracleCase *c, const char *why, const char *insn)
     c->excluded_insn = g_strdup(insn);
 }
 
-char *oracle_line_mnemonic(const char *line)
+/* The mnemonic of one line of assembly (label and REP/LOCK prefixes
+ * skipped), lower case; "" for a line without one. g_free it. */
+static char *line_mnemonic(const char *line)
 {
     static const char *const prefixes[] = { "rep", "repe", "repz", "repne", "repnz", "lock" };
     char **w = g_strsplit_set(line, " \t,", -1);
@@ -79,10 +82,10 @@ void oracle_long_exclude_denied(OracleSet *s)
         OracleCase *c = g_ptr_array_index(s->cases, n);
         char **lines = g_strsplit(c->code, "\n", -1);
         for (char **l = lines; *l; l++) {
-            char *m = oracle_line_mnemonic(*l);
+            char *m = line_mnemonic(*l);
             for (unsigned k = 0; k < G_N_ELEMENTS(denied); k++)
                 if (strcmp(m, denied[k].insn) == 0)
-                    oracle_case_exclude(c, denied[k].why, m);
+                    exclude(c, denied[k].why, m);
             g_free(m);
         }
         g_strfreev(lines);
@@ -126,8 +129,8 @@ bool oracle_long_exclude_rejected(OracleSet *s, const char *text, const guint *c
             ok = false;
             break;
         }
-        char *m = oracle_line_mnemonic(lines[line - 1]);
-        oracle_case_exclude(g_ptr_array_index(s->cases, n), why_rejected, m);
+        char *m = line_mnemonic(lines[line - 1]);
+        exclude(g_ptr_array_index(s->cases, n), why_rejected, m);
         g_free(m);
         found++;
     }

@@ -20,21 +20,14 @@ struct OracleSet {
     GPtrArray *cases;
 };
 
-/* Mark c excluded from the long-mode host program. */
-void oracle_case_exclude(OracleCase *c, const char *why, const char *insn);
-
-/* The mnemonic of one line of assembly (label and REP/LOCK prefixes
- * skipped), lower case; "" for a line without one. g_free it. */
-char *oracle_line_mnemonic(const char *line);
-
 /* Exclude the cases that assemble as BITS 64 but do something else in
  * long mode (oracle_long.c's denylist). */
 void oracle_long_exclude_denied(OracleSet *s);
 
 /* After nasm rejected the long-mode program: exclude the case of every
  * `FILE:LINE: error:` in nasm_err. text is the program, case_line[n] the
- * line of case n's first line (n = 0..cases, the last one the line after
- * the cases). False, with report filled, if an error is outside every
+ * 1-based line of case n's label (n = 0..cases; [cases]: the line after
+ * the last case). False, with report filled, if an error is outside every
  * case (a harness bug) or nasm failed without one. */
 bool oracle_long_exclude_rejected(OracleSet *s, const char *text, const guint *case_line,
                                   const char *nasm_err, GString *report);
