@@ -15,6 +15,15 @@
  * the case's undefined flags (and the system flags, which differ between a
  * Linux process and the runtime).
  *
+ * On a host that cannot execute i386 code (ORACLE_HOST_LONG), the host side
+ * is a second program instead: the same snippets assembled BITS 64 (nasm -f
+ * elf64, linked with .data and .bss at the i386 program's addresses, so that
+ * every register holding an address is the same) and run in x86-64 long
+ * mode, with a long-mode harness (PUSHFQ/POPFQ, syscall) and the same result
+ * table. Cases that are not the same instruction there are left out and
+ * counted, with the reason (oracle_long.c); the simulated side still runs
+ * the whole i386 program.
+ *
  * Snippets may use the symbols buf (64 bytes, writable) and may push/pop
  * (ESP starts at the private stack's top). They must not fault. */
 #ifndef VMSPLIT_TESTS_CPU_ORACLE_H
@@ -32,6 +41,7 @@ typedef struct OracleSet OracleSet;
 OracleSet *oracle_set_new(const char *title);
 void oracle_set_free(OracleSet *s);
 size_t oracle_set_size(const OracleSet *s);
+const char *oracle_set_title(const OracleSet *s);
 
 /* Add a case. init: the initial EAX, ECX, EDX, EBX, (ESP: ignored), EBP,
  * ESI, EDI as NASM expressions (NULL entries mean 0), e.g. "0x7fffffff" or
@@ -44,9 +54,22 @@ void oracle_add(OracleSet *s, const char *name, const char *code,
 void oracle_addv(OracleSet *s, const char *name, const char *code,
                  const uint32_t init[8], uint32_t eflags, uint32_t undef);
 
+/* What the host runs as the oracle. */
+typedef enum {
+    ORACLE_HOST_I386,     /* the i386 program itself: every case */
+    ORACLE_HOST_LONG,     /* the long-mode program: the cases it can run */
+} OracleHost;
+
 /* Build and run on both sides. Returns the number of cases that differ
  * (or -1 if the harness itself failed); report receives a description of
  * each difference (at most max_report of them) or of the failure. */
-int oracle_run(OracleSet *s, bool decode_cache, GString *report, int max_report);
+int oracle_run(OracleSet *s, OracleHost host, bool decode_cache, GString *report,
+               int max_report);
+
+/* After an ORACLE_HOST_LONG run: how many cases the host did not run, and
+ * why, grouped by reason and mnemonic ("<reason>: 12 [daa 6, das 6]; ...";
+ * g_free it). */
+size_t oracle_set_excluded(const OracleSet *s);
+char *oracle_set_describe_exclusions(const OracleSet *s);
 
 #endif
