@@ -35,6 +35,18 @@
 /* Cycles kept for reuse, one per loop (CR3, va, bytes, stride), the
  * oldest replaced: a trace's user work is a few loops per task. */
 #define MAX_LEARNED 16
+/* A run of a loop with a learned cycle usually reaches it after a period
+ * or two (userwork_fast_forward), and until then only the learned cycle is
+ * looked for: the checkpoints of the cycle detection start at the
+ * boundary after LEARNED_GRACE periods. Host-speed tuning only: a cycle
+ * is skipped only on a match either way. */
+#define LEARNED_GRACE 2
+/* The first boundaries of a run at which learned_match remembers which
+ * part differed, to compare that part first at the same boundary of the
+ * next run (the front end before the first period, an L1 set the first
+ * period's walks disturbed after it): a mismatch found without reading
+ * the parts before it. */
+#define FAIL_BOUNDARIES 4
 
 typedef struct {
     MmuStatsAll mem;
@@ -53,6 +65,7 @@ typedef struct {
     Counters d;
     GByteArray *part[MAX_PARTS];
     unsigned nparts;
+    unsigned failed[FAIL_BOUNDARIES];   /* the part that differed at boundary b */
 } Learned;
 
 struct UserWorkScratch {
@@ -214,29 +227,44 @@ static Learned *learned_find(const UserWork *w, uint32_t cr3)
     return NULL;
 }
 
-/* Whether the state now may stand for the learned cycle's start: every
- * part equal, or, where they differ, equivalent for this loop
- * (mmu_state_part_equivalent: entries the loop neither reaches nor
- * reorders may differ, given the block's counts; its proof assumes each
- * other part equal or equivalent, which this checks for all at once). The
- * loop then runs from now exactly as from the start, and each block
- * leaves the state as it found it. */
-static bool learned_match(const UserWork *w, uint64_t P, const Learned *l)
+/* Whether part i now may stand for the learned cycle's: equal, or
+ * equivalent for this loop (mmu_state_part_equivalent: entries the loop
+ * neither reaches nor reorders may differ, given the block's counts). */
+static bool learned_part_matches(const UserWork *w, uint64_t P, const Learned *l, unsigned i)
 {
-    if (l->nparts != nparts(w))
+    const GByteArray *now = part(w, P, i);
+    if (same_bytes(now, l->part[i]))
+        return true;
+    if (i == 0)
         return false;
     MmuRange r[2];
     loop_ranges(w, P, r);
     const MmuWords words = { w->va, w->stride, P };
-    for (unsigned i = 0; i < l->nparts; i++) {
-        const GByteArray *now = part(w, P, i);
-        if (same_bytes(now, l->part[i]))
-            continue;
-        if (i == 0 || !mmu_state_part_equivalent(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r),
-                                                 &words, &l->d.mem, w->scratch->spans,
-                                                 l->part[i], now))
+    return mmu_state_part_equivalent(cpu_mmu(w->cpu), i - 1, r, G_N_ELEMENTS(r), &words,
+                                     &l->d.mem, w->scratch->spans, l->part[i], now);
+}
+
+/* Whether the state now, at boundary b of the run (periods run so far),
+ * may stand for the learned cycle's start: every part matches
+ * (learned_part_matches; the equivalence's proof assumes each other part
+ * equal or equivalent, which this checks for all at once). The loop then
+ * runs from now exactly as from the start, and each block leaves the
+ * state as it found it. The part that differed at this boundary last
+ * time is compared first; the order decides only how soon a mismatch is
+ * found. */
+static bool learned_match(const UserWork *w, uint64_t P, Learned *l, uint64_t b)
+{
+    if (l->nparts != nparts(w))
+        return false;
+    unsigned first = b < FAIL_BOUNDARIES ? l->failed[b] : 0;
+    if (!learned_part_matches(w, P, l, first))
+        return false;
+    for (unsigned i = 0; i < l->nparts; i++)
+        if (i != first && !learned_part_matches(w, P, l, i)) {
+            if (b < FAIL_BOUNDARIES)
+                l->failed[b] = i;
             return false;
-    }
+        }
     return true;
 }
 
@@ -262,6 +290,7 @@ static void learned_store(const UserWork *w, uint64_t P, uint32_t cr3, uint64_t 
     l->d = *d;
     l->age = ++s->clock;
     l->nparts = nparts(w);
+    memset(l->failed, 0, sizeof l->failed);
     for (unsigned i = 0; i < l->nparts; i++) {
         const GByteArray *now = part(w, P, i);
         g_byte_array_set_size(l->part[i], 0);
@@ -366,7 +395,8 @@ static void skip_learned(const UserWork *w, uint64_t P, uint64_t R, Learned *l,
  * lam periods (lam = 1: a fixed point), found within about twice the
  * periods it takes the states to enter it plus its length, with one
  * stored state. A cycle learned by an earlier run of the loop is checked
- * for at every boundary from the first (before any period) on. */
+ * for at every boundary from the first (before any period) on, and the
+ * checkpoints start only after LEARNED_GRACE periods then. */
 bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
 {
     Cpu *cpu = w->cpu;
@@ -381,7 +411,8 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
     const uint32_t cr3 = mmu_cr3(cpu_mmu(cpu));
     const uint64_t P = period_of(w->bytes, w->stride);
     Learned *l = learned_find(w, cr3);
-    if (l && learned_match(w, P, l)) {
+    uint64_t run = 0;                      /* periods run */
+    if (l && learned_match(w, P, l, run)) {
         skip_learned(w, P, R, l, sk);
         return true;
     }
@@ -396,14 +427,22 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
             return false;
         R -= P;
         lam++;
+        run++;
         sk->periods_run++;
         counters_get(cpu, &now);
         counters_diff(&d, &now, &prev);
         boundary(w, &d);
         prev = now;
-        if (l && learned_match(w, P, l)) {
+        if (l && learned_match(w, P, l, run)) {
             skip_learned(w, P, R, l, sk);
             return true;
+        }
+        if (l && run < LEARNED_GRACE) {
+            /* No checkpoint yet: this boundary stands where the run's
+             * first one would (nothing stored, everything re-read). */
+            at_checkpoint = now;
+            lam = 0;
+            continue;
         }
         counters_diff(&d, &now, &at_checkpoint);
         bool checkpoint = lam == power;
