@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernel_model/machine.h"
+#include "kernel_model/userwork_refs.h"
 #include "mmu/mmu_state.h"
 
 /* How long a cycle of states is looked for: a run whose states have not
@@ -76,12 +77,17 @@ struct UserWorkScratch {
     Learned learned[MAX_LEARNED];
     uint64_t clock;              /* ages the learned cycles */
     MmuStateSpans *spans;        /* of the current boundary (reset at each) */
+    LoopPlan plan;               /* the loop's references (userwork_refs.h) */
+    GByteArray *front;           /* the core's front end after a run's first period */
+    GByteArray *front_now;
 };
 
 UserWorkScratch *userwork_scratch_new(void)
 {
     UserWorkScratch *s = g_new0(UserWorkScratch, 1);
     s->spans = mmu_state_spans_new();
+    s->front = g_byte_array_new();
+    s->front_now = g_byte_array_new();
     for (unsigned i = 0; i < MAX_PARTS; i++) {
         s->cur[i] = g_byte_array_new();
         s->ckpt[i] = g_byte_array_new();
@@ -102,6 +108,8 @@ void userwork_scratch_free(UserWorkScratch *s)
             g_byte_array_unref(s->learned[k].part[i]);
     }
     mmu_state_spans_free(s->spans);
+    g_byte_array_unref(s->front);
+    g_byte_array_unref(s->front_now);
     g_free(s);
 }
 
@@ -388,6 +396,53 @@ static void skip_learned(const UserWork *w, uint64_t P, uint64_t R, Learned *l,
     sk->reused++;
 }
 
+/* Whether a run's iterations after its first period may be made as
+ * references (userwork_refs.h) instead of on the core, and what each
+ * costs the core itself. */
+typedef struct {
+    bool ok;
+    uint64_t own;                /* the core's own cycles per iteration */
+} Direct;
+
+/* After the run's first period, run on the core with counts d: the
+ * core's own cycles (its total less the memory system's) of a period are
+ * those of P iterations whose every JNZ was taken, the same for each (a
+ * fixed cost per instruction: the memory system charges all the rest),
+ * and its front end now is the one every later iteration starts with
+ * (userwork_refs.h: no fetch block, nothing pending, CPL 3). */
+static void direct_setup(const UserWork *w, uint64_t P, const Counters *d, Direct *dr)
+{
+    UserWorkScratch *s = w->scratch;
+    uint64_t own = d->cycles - d->mem.mmu.cycles;
+    dr->ok = w->va % 4 == 0 && w->stride % 4 == 0 &&          /* no word across pages */
+             (uint64_t)w->va + w->bytes < (1ULL << 32) &&       /* ESI + EDI does not wrap */
+             d->insns == P * USER_WORK_INSNS_PER_ITER && own % P == 0 &&
+             loop_plan_make(&s->plan, w->cpu, cpu_eip(w->cpu));   /* user CS is flat */
+    dr->own = own / P;
+    g_byte_array_set_size(s->front, 0);
+    cpu_append_model_state(w->cpu, s->front);
+}
+
+/* Run n iterations (the core at the loop head with more than n to go):
+ * as references where direct_setup allowed it and the core's front end is
+ * still the one it recorded (no page table changes in between: the
+ * references of the core's first period over the same pages did not
+ * fault, so these cannot), else on the core. */
+static bool run_iters(const UserWork *w, const Direct *dr, uint64_t n, UserWorkSkips *sk)
+{
+    UserWorkScratch *s = w->scratch;
+    if (dr->ok) {
+        g_byte_array_set_size(s->front_now, 0);
+        cpu_append_model_state(w->cpu, s->front_now);
+        if (same_bytes(s->front, s->front_now)) {
+            loop_plan_run(&s->plan, w->cpu, w->va, w->bytes, w->stride, n, dr->own);
+            sk->insns_refs += n * USER_WORK_INSNS_PER_ITER;
+            return true;
+        }
+    }
+    return w->run(w->user, n * USER_WORK_INSNS_PER_ITER);
+}
+
 /* Brent's cycle detection over the states at period boundaries: a
  * checkpoint is compared with each following boundary; after 1, 2, 4, ...
  * periods without a match (1 for the first CONSECUTIVE_CHECKS) the current
@@ -396,8 +451,9 @@ static void skip_learned(const UserWork *w, uint64_t P, uint64_t R, Learned *l,
  * periods it takes the states to enter it plus its length, with one
  * stored state. A cycle learned by an earlier run of the loop is checked
  * for at every boundary from the first (before any period) on, and the
- * checkpoints start only after LEARNED_GRACE periods then. */
-bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
+ * checkpoints start only after LEARNED_GRACE periods then. The periods
+ * after the first are made as references where run_iters can. */
+static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
 {
     Cpu *cpu = w->cpu;
     uint64_t R = cpu_reg(cpu, REG_ECX);
@@ -423,7 +479,7 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
     prev = at_checkpoint;
     /* A period, then at least one to skip and one iteration to run. */
     while (R > 2 * P) {
-        if (!w->run(w->user, P * USER_WORK_INSNS_PER_ITER))
+        if (!run_iters(w, dr, P, sk))
             return false;
         R -= P;
         lam++;
@@ -433,6 +489,8 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
         counters_diff(&d, &now, &prev);
         boundary(w, &d);
         prev = now;
+        if (run == 1)
+            direct_setup(w, P, &d, dr);
         if (l && learned_match(w, P, l, run)) {
             skip_learned(w, P, R, l, sk);
             return true;
@@ -462,4 +520,16 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
         }
     }
     return true;
+}
+
+/* The run as run_and_skip leaves it, then all but its last iteration as
+ * references where run_iters can: the core runs the last, so the flags,
+ * EIP and front end at the end come from real execution. */
+bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
+{
+    Direct dr = { 0 };
+    if (!run_and_skip(w, sk, &dr))
+        return false;
+    uint32_t left = cpu_reg(w->cpu, REG_ECX);
+    return !dr.ok || left <= 1 || run_iters(w, &dr, left - 1, sk);
 }

@@ -24,8 +24,15 @@
  * The memory system is left in the state the block started from, which
  * is the state the skipped blocks would have left (its raw LRU clocks
  * are older, but they are compared only by rank). The rest of the run
- * (1 to q P iterations, with the final DEC and JNZ) runs on the core, so
- * the flags and registers at the end come from real execution.
+ * (1 to q P iterations, with the final DEC and JNZ) runs too, its last
+ * iteration on the core, so the flags and registers at the end come from
+ * real execution.
+ *
+ * The periods after a run's first and the rest but its last iteration are
+ * made as the references the core would make for them, without
+ * interpreting the loop (userwork_refs.h): the first period, on the core,
+ * shows that none of the loop's pages faults and what the core itself
+ * charges an iteration.
  *
  * A cycle found is kept per loop (CR3, va, bytes, stride): the state its
  * block starts from, its length and its block's counts. A later run of the
@@ -64,7 +71,9 @@ typedef struct {
     uint64_t periods;            /* periods skipped */
     uint64_t insns;              /* instructions accounted without running */
     uint64_t reused;             /* runs that skipped with a cycle an earlier run found */
-    uint64_t periods_run;        /* periods run on the core while looking for a cycle */
+    uint64_t periods_run;        /* periods run while looking for a cycle */
+    uint64_t insns_refs;         /* instructions run as references, not on the core
+                                  * (userwork_refs.h) */
 } UserWorkSkips;
 
 /* The caller runs the core: exactly steps steps; true if they all ran and
