@@ -404,21 +404,27 @@ typedef struct {
     uint64_t own;                /* the core's own cycles per iteration */
 } Direct;
 
-/* After the run's first period, run on the core with counts d: the
- * core's own cycles (its total less the memory system's) of a period are
- * those of P iterations whose every JNZ was taken, the same for each (a
- * fixed cost per instruction: the memory system charges all the rest),
- * and its front end now is the one every later iteration starts with
- * (userwork_refs.h: no fetch block, nothing pending, CPL 3). */
-static void direct_setup(const UserWork *w, uint64_t P, const Counters *d, Direct *dr)
+/* Whether the loop's words are aligned (none lies across pages) and its
+ * working set does not wrap the address space (the CMP compares with ESI
+ * + EDI): what userwork_refs.h assumes of them. */
+static bool words_plain(const UserWork *w)
+{
+    return w->va % 4 == 0 && w->stride % 4 == 0 && (uint64_t)w->va + w->bytes < (1ULL << 32);
+}
+
+/* After n iterations of the run on the core (counts d) that referenced
+ * every page of the loop: its own cycles (its total less the memory
+ * system's) are those of n iterations whose every JNZ was taken, the same
+ * for each (a fixed cost per instruction: the memory system charges all
+ * the rest), and its front end now is the one every later iteration
+ * starts with (userwork_refs.h: no fetch block, nothing pending, CPL 3). */
+static void direct_setup(const UserWork *w, uint64_t n, const Counters *d, Direct *dr)
 {
     UserWorkScratch *s = w->scratch;
     uint64_t own = d->cycles - d->mem.mmu.cycles;
-    dr->ok = w->va % 4 == 0 && w->stride % 4 == 0 &&          /* no word across pages */
-             (uint64_t)w->va + w->bytes < (1ULL << 32) &&       /* ESI + EDI does not wrap */
-             d->insns == P * USER_WORK_INSNS_PER_ITER && own % P == 0 &&
+    dr->ok = words_plain(w) && d->insns == n * USER_WORK_INSNS_PER_ITER && own % n == 0 &&
              loop_plan_make(&s->plan, w->cpu, cpu_eip(w->cpu));   /* user CS is flat */
-    dr->own = own / P;
+    dr->own = own / n;
     g_byte_array_set_size(s->front, 0);
     cpu_append_model_state(w->cpu, s->front);
 }
@@ -443,6 +449,37 @@ static bool run_iters(const UserWork *w, const Direct *dr, uint64_t n, UserWorkS
     return w->run(w->user, n * USER_WORK_INSNS_PER_ITER);
 }
 
+/* How many iterations from the start of a period reference every page
+ * the loop references: up to the first word on the page of its last word
+ * (the words of a period ascend). All of them when the words are not
+ * plain (nothing will be made as references). */
+static uint64_t iters_to_touch_all(const UserWork *w, uint64_t P)
+{
+    if (!words_plain(w))
+        return P;
+    uint32_t last_page = (w->va + (uint32_t)((P - 1) * w->stride)) & ~(uint32_t)(PAGE_SIZE - 1);
+    if (last_page <= w->va)
+        return 1;
+    return ((uint64_t)(last_page - w->va) + w->stride - 1) / w->stride + 1;
+}
+
+/* The run's first period: on the core until it has referenced every page
+ * of the loop without a fault (so no later reference of the loop can
+ * fault: nothing changes the page tables while it runs), then the rest
+ * as references where direct_setup allows. */
+static bool first_period(const UserWork *w, uint64_t P, Direct *dr, UserWorkSkips *sk)
+{
+    uint64_t n = iters_to_touch_all(w, P);
+    Counters a, b, d;
+    counters_get(w->cpu, &a);
+    if (!w->run(w->user, n * USER_WORK_INSNS_PER_ITER))
+        return false;
+    counters_get(w->cpu, &b);
+    counters_diff(&d, &b, &a);
+    direct_setup(w, n, &d, dr);
+    return n == P || run_iters(w, dr, P - n, sk);
+}
+
 /* Brent's cycle detection over the states at period boundaries: a
  * checkpoint is compared with each following boundary; after 1, 2, 4, ...
  * periods without a match (1 for the first CONSECUTIVE_CHECKS) the current
@@ -452,7 +489,8 @@ static bool run_iters(const UserWork *w, const Direct *dr, uint64_t n, UserWorkS
  * stored state. A cycle learned by an earlier run of the loop is checked
  * for at every boundary from the first (before any period) on, and the
  * checkpoints start only after LEARNED_GRACE periods then. The periods
- * after the first are made as references where run_iters can. */
+ * are made as references where run_iters can, all but the first's start
+ * (first_period). */
 static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
 {
     Cpu *cpu = w->cpu;
@@ -479,7 +517,7 @@ static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
     prev = at_checkpoint;
     /* A period, then at least one to skip and one iteration to run. */
     while (R > 2 * P) {
-        if (!run_iters(w, dr, P, sk))
+        if (!(run ? run_iters(w, dr, P, sk) : first_period(w, P, dr, sk)))
             return false;
         R -= P;
         lam++;
@@ -489,8 +527,6 @@ static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
         counters_diff(&d, &now, &prev);
         boundary(w, &d);
         prev = now;
-        if (run == 1)
-            direct_setup(w, P, &d, dr);
         if (l && learned_match(w, P, l, run)) {
             skip_learned(w, P, R, l, sk);
             return true;
