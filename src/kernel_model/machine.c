@@ -457,7 +457,9 @@ static uint32_t copy_hit_lines(Mmu *mmu, uint32_t from, uint32_t to, uint32_t n,
         mmu_time_phys(mmu, w->pa | (tof + j * step), true);
         memset(w->host + tof + j * step, 0, 4);
     }
-    mmu_memo_hit_rounds(mmu, r, ACCESS_READ, w, ACCESS_WRITE, n);
+    const MmuMemo *mm[2] = { r, w };
+    static const Access access[2] = { ACCESS_READ, ACCESS_WRITE };
+    mmu_memo_hit_rounds(mmu, mm, access, 2, n);
     return n;
 }
 

@@ -404,12 +404,13 @@ typedef struct {
     uint64_t own;                /* the core's own cycles per iteration */
 } Direct;
 
-/* Whether the loop's words are aligned (none lies across pages) and its
- * working set does not wrap the address space (the CMP compares with ESI
- * + EDI): what userwork_refs.h assumes of them. */
+/* Whether the loop's words are aligned (none lies across pages) and
+ * neither ESI + EDI nor the cursor's step past the last word wraps the
+ * address space: what userwork_refs.h assumes of them. */
 static bool words_plain(const UserWork *w)
 {
-    return w->va % 4 == 0 && w->stride % 4 == 0 && (uint64_t)w->va + w->bytes < (1ULL << 32);
+    return w->va % 4 == 0 && w->stride % 4 == 0 &&
+           (uint64_t)w->va + w->bytes + w->stride <= (1ULL << 32);
 }
 
 /* After n iterations of the run on the core (counts d) that referenced

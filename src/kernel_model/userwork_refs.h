@@ -22,7 +22,8 @@
  * above the count); no reference that can fault (the core ran a period
  * over the same pages just before, and nothing changed the page tables);
  * aligned words (none crosses a page) and a working set that does not
- * wrap the address space (the CMP compares with ESI + EDI). */
+ * wrap the address space (the CMP compares with ESI + EDI), nor does the
+ * cursor's step past its last word. */
 #ifndef VMSPLIT_KERNEL_MODEL_USERWORK_REFS_H
 #define VMSPLIT_KERNEL_MODEL_USERWORK_REFS_H
 

@@ -121,27 +121,26 @@ TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
     m->stats.cycles += mm->lat;
 }
 
-/* n rounds (n >= 1) of mmu_memo_hit(m, a, aa) then mmu_memo_hit(m, b, ab)
- * at once, for a run of references that the two memos answer in turn with
- * nothing else touching the TLB in between (machine_kernel_copy_lines):
- * the same counts and cycles, and the stamps and clocks where the last
- * round leaves them, whether a and b share a clock (and even a slot) or
- * not. The stamps of the earlier rounds are overwritten in their own
- * slots before anything could read them. */
-TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *a, Access aa, const MmuMemo *b,
-                                 Access ab, uint64_t n)
+/* n rounds (n >= 1) of the hits mmu_memo_hit(m, mm[j], access[j]) for
+ * j = 0 .. k - 1 at once, for a run of references that the memos answer
+ * in that order with nothing else touching the TLB in between
+ * (machine_kernel_copy_lines, kernel_model/userwork_refs.c): the same
+ * counts and cycles, and the stamps and clocks where the last round
+ * leaves them, whether the memos share a clock, a slot or are one. The
+ * stamps of the earlier rounds are overwritten in their own slots before
+ * anything could read them. */
+TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access *access,
+                                 unsigned k, uint64_t n)
 {
-    a->hits[2 * aa] += n;
-    b->hits[2 * ab] += n;
-    if (a->stamp)
-        *a->clock += n - 1;
-    if (b->stamp)
-        *b->clock += n - 1;
-    if (a->stamp)
-        *a->stamp = ++*a->clock;
-    if (b->stamp)
-        *b->stamp = ++*b->clock;
-    m->stats.cycles += n * (a->lat + b->lat);
+    for (unsigned j = 0; j < k; j++) {
+        mm[j]->hits[2 * access[j]] += n;
+        m->stats.cycles += n * mm[j]->lat;
+        if (mm[j]->stamp)
+            *mm[j]->clock += n - 1;
+    }
+    for (unsigned j = 0; j < k; j++)      /* the last round, as it is made */
+        if (mm[j]->stamp)
+            *mm[j]->stamp = ++*mm[j]->clock;
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
