@@ -413,19 +413,21 @@ static bool words_plain(const UserWork *w)
            (uint64_t)w->va + w->bytes + w->stride <= (1ULL << 32);
 }
 
-/* After n iterations of the run on the core (counts d) that referenced
- * every page of the loop: its own cycles (its total less the memory
- * system's) are those of n iterations whose every JNZ was taken, the same
- * for each (a fixed cost per instruction: the memory system charges all
- * the rest), and its front end now is the one every later iteration
- * starts with (userwork_refs.h: no fetch block, nothing pending, CPL 3). */
-static void direct_setup(const UserWork *w, uint64_t n, const Counters *d, Direct *dr)
+/* After the run's first iteration, on the core with counts d: the core's
+ * own cycles (its total less the memory system's) are those of an
+ * iteration whose JNZ was taken, the same for each (a fixed cost per
+ * instruction: the memory system charges all the rest; a learned cycle's
+ * block, which only hit, must agree), and its front end now is the one
+ * every later iteration starts with (userwork_refs.h: no fetch block,
+ * nothing pending, CPL 3). */
+static void direct_setup(const UserWork *w, uint64_t P, const Learned *l, const Counters *d,
+                         Direct *dr)
 {
     UserWorkScratch *s = w->scratch;
-    uint64_t own = d->cycles - d->mem.mmu.cycles;
-    dr->ok = words_plain(w) && d->insns == n * USER_WORK_INSNS_PER_ITER && own % n == 0 &&
+    dr->own = d->cycles - d->mem.mmu.cycles;
+    dr->ok = d->insns == USER_WORK_INSNS_PER_ITER &&
+             (!l || l->d.cycles - l->d.mem.mmu.cycles == l->q * P * dr->own) &&
              loop_plan_make(&s->plan, w->cpu, cpu_eip(w->cpu));   /* user CS is flat */
-    dr->own = own / n;
     g_byte_array_set_size(s->front, 0);
     cpu_append_model_state(w->cpu, s->front);
 }
@@ -450,35 +452,52 @@ static bool run_iters(const UserWork *w, const Direct *dr, uint64_t n, UserWorkS
     return w->run(w->user, n * USER_WORK_INSNS_PER_ITER);
 }
 
-/* How many iterations from the start of a period reference every page
- * the loop references: up to the first word on the page of its last word
- * (the words of a period ascend). All of them when the words are not
- * plain (nothing will be made as references). */
-static uint64_t iters_to_touch_all(const UserWork *w, uint64_t P)
+/* One iteration on the core; the run's first sets up what may be made
+ * as references, a later one must cost the core the same. */
+static bool core_iteration(const UserWork *w, uint64_t P, const Learned *l, bool first,
+                           Direct *dr)
 {
-    if (!words_plain(w))
-        return P;
-    uint32_t last_page = (w->va + (uint32_t)((P - 1) * w->stride)) & ~(uint32_t)(PAGE_SIZE - 1);
-    if (last_page <= w->va)
-        return 1;
-    return ((uint64_t)(last_page - w->va) + w->stride - 1) / w->stride + 1;
-}
-
-/* The run's first period: on the core until it has referenced every page
- * of the loop without a fault (so no later reference of the loop can
- * fault: nothing changes the page tables while it runs), then the rest
- * as references where direct_setup allows. */
-static bool first_period(const UserWork *w, uint64_t P, Direct *dr, UserWorkSkips *sk)
-{
-    uint64_t n = iters_to_touch_all(w, P);
     Counters a, b, d;
     counters_get(w->cpu, &a);
-    if (!w->run(w->user, n * USER_WORK_INSNS_PER_ITER))
+    if (!w->run(w->user, USER_WORK_INSNS_PER_ITER))
         return false;
     counters_get(w->cpu, &b);
     counters_diff(&d, &b, &a);
-    direct_setup(w, n, &d, dr);
-    return n == P || run_iters(w, dr, P - n, sk);
+    if (first)
+        direct_setup(w, P, l, &d, dr);
+    else if (d.insns != USER_WORK_INSNS_PER_ITER || d.cycles - d.mem.mmu.cycles != dr->own)
+        dr->ok = false;
+    return true;
+}
+
+/* The index of the first word after word k on another page (the words of
+ * a period ascend), P if none. */
+static uint64_t next_page_word(const UserWork *w, uint64_t P, uint64_t k)
+{
+    uint64_t page_end = ((w->va + k * w->stride) | (PAGE_SIZE - 1)) + 1;
+    return MIN(P, (page_end - w->va + w->stride - 1) / w->stride);
+}
+
+/* The run's first period: each iteration that is the first on one of the
+ * loop's pages on the core, the others as references where run_iters
+ * can. A reference made so is then to a page the core has just
+ * referenced the same way without a fault, and nothing changes the page
+ * tables while the loop runs, so it cannot fault. Words that are not
+ * plain are never made as references: the whole period on the core. */
+static bool first_period(const UserWork *w, uint64_t P, const Learned *l, Direct *dr,
+                         UserWorkSkips *sk)
+{
+    if (!words_plain(w))
+        return w->run(w->user, P * USER_WORK_INSNS_PER_ITER);
+    for (uint64_t i = 0; i < P;) {
+        if (!core_iteration(w, P, l, i == 0, dr))
+            return false;
+        uint64_t next = next_page_word(w, P, i++);
+        if (next > i && !run_iters(w, dr, next - i, sk))
+            return false;
+        i = MAX(i, next);
+    }
+    return true;
 }
 
 /* Brent's cycle detection over the states at period boundaries: a
@@ -518,7 +537,7 @@ static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
     prev = at_checkpoint;
     /* A period, then at least one to skip and one iteration to run. */
     while (R > 2 * P) {
-        if (!(run ? run_iters(w, dr, P, sk) : first_period(w, P, dr, sk)))
+        if (!(run ? run_iters(w, dr, P, sk) : first_period(w, P, l, dr, sk)))
             return false;
         R -= P;
         lam++;

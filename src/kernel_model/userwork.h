@@ -30,9 +30,9 @@
  *
  * The iterations are made as the references the core would make for
  * them, without interpreting the loop (userwork_refs.h), but for the
- * run's first iterations up to its last page and its last iteration: the
- * first, on the core, show that none of the loop's pages faults and what
- * the core itself charges an iteration.
+ * run's first iteration on each of the loop's pages and its last
+ * iteration: those on the core show that none of the pages faults and
+ * what the core itself charges an iteration.
  *
  * A cycle found is kept per loop (CR3, va, bytes, stride): the state its
  * block starts from, its length and its block's counts. A later run of the

@@ -349,11 +349,12 @@ START_TEST(page_crossing_words)
 }
 END_TEST
 
-/* A working set whose last page is not mapped: the core's first
- * iterations reach it before any iteration is made as references
- * (userwork_refs.h cannot fault), and the fault ends the work on both
- * machines alike. _i: one page of two or three of five mapped; the
- * stride puts the fault at the first word of the last page or past it. */
+/* A working set whose last pages are not mapped: the iterations on the
+ * mapped pages are made as references after the core's first on each,
+ * the core takes the first iteration on the next page (userwork_refs.h
+ * cannot fault) and the fault ends the work on both machines alike. _i:
+ * one page of two or three of five mapped, a line or three lines and a
+ * word a step. */
 START_TEST(unmapped_page_faults_alike)
 {
     static const struct { uint32_t mapped, pages, stride; } c[] = { { 1, 2, LINE },
@@ -372,7 +373,7 @@ START_TEST(unmapped_page_faults_alike)
         g_error_free(err);
     }
     ck_assert_str_eq(msg[0], msg[1]);
-    ck_assert_uint_eq(machine_fast_forward_skips(on.m)->insns_refs, 0);
+    ck_assert_uint_gt(machine_fast_forward_skips(on.m)->insns_refs, 0);
     same_mmu(machine_mmu(on.m), machine_mmu(off.m));
     ck_assert_uint_eq(cpu_cycles(machine_cpu(on.m)), cpu_cycles(machine_cpu(off.m)));
     g_free(msg[0]);
