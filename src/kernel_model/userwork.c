@@ -413,18 +413,28 @@ static bool words_plain(const UserWork *w)
            (uint64_t)w->va + w->bytes + w->stride <= (1ULL << 32);
 }
 
+/* The core's own cycles (its total less the memory system's) and its
+ * instructions so far. */
+typedef struct {
+    uint64_t own, insns;
+} CoreCount;
+
+static CoreCount core_count(Cpu *cpu)
+{
+    return (CoreCount){ cpu_cycles(cpu) - mmu_stats(cpu_mmu(cpu))->cycles, cpu_insns(cpu) };
+}
+
 /* After the run's first iteration, on the core with counts d: the core's
- * own cycles (its total less the memory system's) are those of an
- * iteration whose JNZ was taken, the same for each (a fixed cost per
- * instruction: the memory system charges all the rest; a learned cycle's
- * block, which only hit, must agree), and its front end now is the one
- * every later iteration starts with (userwork_refs.h: no fetch block,
- * nothing pending, CPL 3). */
-static void direct_setup(const UserWork *w, uint64_t P, const Learned *l, const Counters *d,
+ * own cycles are those of an iteration whose JNZ was taken, the same for
+ * each (a fixed cost per instruction: the memory system charges all the
+ * rest; a learned cycle's block, which only hit, must agree), and its
+ * front end now is the one every later iteration starts with
+ * (userwork_refs.h: no fetch block, nothing pending, CPL 3). */
+static void direct_setup(const UserWork *w, uint64_t P, const Learned *l, const CoreCount *d,
                          Direct *dr)
 {
     UserWorkScratch *s = w->scratch;
-    dr->own = d->cycles - d->mem.mmu.cycles;
+    dr->own = d->own;
     dr->ok = d->insns == USER_WORK_INSNS_PER_ITER &&
              (!l || l->d.cycles - l->d.mem.mmu.cycles == l->q * P * dr->own) &&
              loop_plan_make(&s->plan, w->cpu, cpu_eip(w->cpu));   /* user CS is flat */
@@ -457,15 +467,14 @@ static bool run_iters(const UserWork *w, const Direct *dr, uint64_t n, UserWorkS
 static bool core_iteration(const UserWork *w, uint64_t P, const Learned *l, bool first,
                            Direct *dr)
 {
-    Counters a, b, d;
-    counters_get(w->cpu, &a);
+    CoreCount a = core_count(w->cpu);
     if (!w->run(w->user, USER_WORK_INSNS_PER_ITER))
         return false;
-    counters_get(w->cpu, &b);
-    counters_diff(&d, &b, &a);
+    CoreCount b = core_count(w->cpu);
+    CoreCount d = { b.own - a.own, b.insns - a.insns };
     if (first)
         direct_setup(w, P, l, &d, dr);
-    else if (d.insns != USER_WORK_INSNS_PER_ITER || d.cycles - d.mem.mmu.cycles != dr->own)
+    else if (d.insns != USER_WORK_INSNS_PER_ITER || d.own != dr->own)
         dr->ok = false;
     return true;
 }
