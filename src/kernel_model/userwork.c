@@ -118,7 +118,9 @@ static uint64_t period_of(uint32_t bytes, uint32_t stride)
     return ((uint64_t)bytes + stride - 1) / stride;
 }
 
-bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride)
+/* Whether a run of iters iterations can skip: a stride of at least 4 and
+ * room for two checked periods, one to skip and one to run. */
+static bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride)
 {
     /* A stride below 4 makes consecutive words overlap, and the closed
      * form of what each word receives would not hold. */
@@ -487,21 +489,22 @@ static uint64_t next_page_word(const UserWork *w, uint64_t P, uint64_t k)
     return MIN(P, (page_end - w->va + w->stride - 1) / w->stride);
 }
 
-/* The run's first period: each iteration that is the first on one of the
- * loop's pages on the core, the others as references where run_iters
- * can. A reference made so is then to a page the core has just
+/* The run's first n iterations (n <= P): each that is the first on one
+ * of the loop's pages on the core, the others as references where
+ * run_iters can. A reference made so is then to a page the core has just
  * referenced the same way without a fault, and nothing changes the page
  * tables while the loop runs, so it cannot fault. Words that are not
- * plain are never made as references: the whole period on the core. */
-static bool first_period(const UserWork *w, uint64_t P, const Learned *l, Direct *dr,
-                         UserWorkSkips *sk)
+ * plain are never made as references: all on the core. */
+static bool first_iters(const UserWork *w, uint64_t P, uint64_t n, const Learned *l,
+                        Direct *dr, UserWorkSkips *sk)
 {
     if (!words_plain(w))
-        return w->run(w->user, P * USER_WORK_INSNS_PER_ITER);
-    for (uint64_t i = 0; i < P;) {
+        return w->run(w->user, n * USER_WORK_INSNS_PER_ITER);
+    for (uint64_t i = 0; i < n;) {
         if (!core_iteration(w, P, l, i == 0, dr))
             return false;
         uint64_t next = next_page_word(w, P, i++);
+        next = MIN(next, n);
         if (next > i && !run_iters(w, dr, next - i, sk))
             return false;
         i = MAX(i, next);
@@ -519,14 +522,11 @@ static bool first_period(const UserWork *w, uint64_t P, const Learned *l, Direct
  * for at every boundary from the first (before any period) on, and the
  * checkpoints start only after LEARNED_GRACE periods then. The periods
  * are made as references where run_iters can, all but the first's start
- * (first_period). */
+ * (first_iters). */
 static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
 {
     Cpu *cpu = w->cpu;
     uint64_t R = cpu_reg(cpu, REG_ECX);
-    if (!userwork_worth(R, w->bytes, w->stride) || !mmu_state_comparable(cpu_mmu(cpu)))
-        return true;
-    g_assert(cpu_reg(cpu, REG_EBX) == w->va);
     UserWorkScratch *s = w->scratch;
     memset(s->cur_valid, 0, sizeof s->cur_valid);
     memset(s->ckpt_valid, 0, sizeof s->ckpt_valid);
@@ -546,7 +546,7 @@ static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
     prev = at_checkpoint;
     /* A period, then at least one to skip and one iteration to run. */
     while (R > 2 * P) {
-        if (!(run ? run_iters(w, dr, P, sk) : first_period(w, P, l, dr, sk)))
+        if (!(run ? run_iters(w, dr, P, sk) : first_iters(w, P, P, l, dr, sk)))
             return false;
         R -= P;
         lam++;
@@ -587,13 +587,20 @@ static bool run_and_skip(const UserWork *w, UserWorkSkips *sk, Direct *dr)
     return true;
 }
 
-/* The run as run_and_skip leaves it, then all but its last iteration as
- * references where run_iters can: the core runs the last, so the flags,
- * EIP and front end at the end come from real execution. */
+/* The run as run_and_skip leaves it (a run too short to skip anything:
+ * its first period or all but its last iteration, as first_iters makes
+ * them), then all but its last iteration as references where run_iters
+ * can: the core runs the last, so the flags, EIP and front end at the end
+ * come from real execution. */
 bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
 {
     Direct dr = { 0 };
-    if (!run_and_skip(w, sk, &dr))
+    uint64_t R = cpu_reg(w->cpu, REG_ECX), P = period_of(w->bytes, w->stride);
+    g_assert(R >= 1 && cpu_reg(w->cpu, REG_EBX) == w->va);
+    bool ok = userwork_worth(R, w->bytes, w->stride) && mmu_state_comparable(cpu_mmu(w->cpu))
+                  ? run_and_skip(w, sk, &dr)
+                  : first_iters(w, P, MIN(P, R - 1), NULL, &dr, sk);
+    if (!ok)
         return false;
     uint32_t left = cpu_reg(w->cpu, REG_ECX);
     return !dr.ok || left <= 1 || run_iters(w, &dr, left - 1, sk);

@@ -96,14 +96,12 @@ typedef struct {
     UserWorkScratch *scratch;
 } UserWork;
 
-/* Whether a run of iters iterations can gain anything: a stride of at
- * least 4 and room for two checked periods, one to skip and one to run. */
-bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride);
-
 /* With the core at the loop head (the .loop label), ECX iterations to go
- * and EBX at va: run and skip as above. On true the core is at the loop
- * head with at least one iteration to go, to be run normally. False if
- * w->run returned false. */
+ * (at least one) and EBX at va: run and skip as above (a run too short to
+ * skip a period, or whose state cannot be compared, only has its
+ * iterations made as references). On true the core is at the loop head
+ * with at least one iteration to go, to be run normally. False if w->run
+ * returned false. */
 bool userwork_fast_forward(const UserWork *w, UserWorkSkips *skips);
 
 #endif

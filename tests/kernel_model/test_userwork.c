@@ -538,6 +538,36 @@ START_TEST(reuse_after_other_syscalls)
 }
 END_TEST
 
+/* Runs too short to skip a period (two pages, 128 iterations a period:
+ * 2, 100 and 300 iterations) still have their iterations but the core's
+ * first on each page and the last made as references, and leave
+ * everything as full execution. _i: the layout. */
+START_TEST(short_runs_made_as_references)
+{
+    static const uint64_t iters[] = { 2, 100, 300 };
+    Fix on = boot("p4-northwood", layouts[_i], "lru", true);
+    Fix off = boot("p4-northwood", layouts[_i], "lru", false);
+    GError *err = NULL;
+    for (int k = 0; k < 2; k++)
+        ck_assert(machine_map_user((k ? &off : &on)->m, 0, WS_VA, 2, true, &err));
+    for (size_t i = 0; i < G_N_ELEMENTS(iters); i++) {
+        UserWorkSkips before = *machine_fast_forward_skips(on.m);
+        work(&on, 8 * iters[i], 2 * PAGE_SIZE, LINE);
+        work(&off, 8 * iters[i], 2 * PAGE_SIZE, LINE);
+        const UserWorkSkips *after = machine_fast_forward_skips(on.m);
+        ck_assert_uint_eq(after->periods, before.periods);
+        /* All but the first on each page reached and the last. */
+        uint64_t cored = 1 + (iters[i] > 65) + 1;
+        ck_assert_uint_eq(after->insns_refs - before.insns_refs,
+                          iters[i] > cored ? 8 * (iters[i] - cored) : 0);
+        same_machines(&on, &off, 2);
+        syscall_both(&on, &off, 20);
+    }
+    fix_free(&on);
+    fix_free(&off);
+}
+END_TEST
+
 /* ---- the equivalence rule itself (mmu_state_part_equivalent) ----
  *
  * A loop made of plain MMU references, two pages a line a step (read and
@@ -714,6 +744,7 @@ static Suite *suite(void)
     tcase_add_loop_test(t, page_crossing_words, 0, 2);
     tcase_add_test(t, narrow_stride_not_skipped);
     tcase_add_loop_test(t, unmapped_page_faults_alike, 0, 2);
+    tcase_add_loop_test(t, short_runs_made_as_references, 0, 2);
     tcase_add_loop_test(t, second_run_reuses_cycle, 0, 2);
     tcase_add_loop_test(t, other_loop_or_task_does_not_reuse, 0, 2);
     tcase_add_loop_test(t, reuse_after_other_syscalls, 0, 2);
