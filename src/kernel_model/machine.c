@@ -726,10 +726,8 @@ bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
         cpu_set_reg(m->cpu, REG_EDX, stride);
         cpu_set_eip(m->cpu, m->u_work);
         /* Fast-forward only a run the plain path completes within its
-         * step budget, so that both give the same result, errors too;
-         * a run too short to skip has its iterations made as references
-         * (userwork.h). */
-        bool ff = m->ffwd && m->u_work_loop && n >= 2 &&
+         * step budget, so that both give the same result, errors too. */
+        bool ff = m->ffwd && m->u_work_loop && userwork_worth(n, stride) &&
                   (uint64_t)n * USER_WORK_INSNS_PER_ITER + 64 <= MAX_STEPS_PER_EVENT;
         if (!(ff ? user_work_ffwd(m, va, bytes, stride, err) : run_to_rest(m, err)))
             return false;

@@ -118,9 +118,14 @@ static uint64_t period_of(uint32_t bytes, uint32_t stride)
     return ((uint64_t)bytes + stride - 1) / stride;
 }
 
+bool userwork_worth(uint64_t iters, uint32_t stride)
+{
+    return stride >= 4 && iters >= USERWORK_MIN_ITERS;
+}
+
 /* Whether a run of iters iterations can skip: a stride of at least 4 and
  * room for two checked periods, one to skip and one to run. */
-static bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride)
+static bool can_skip(uint64_t iters, uint32_t bytes, uint32_t stride)
 {
     /* A stride below 4 makes consecutive words overlap, and the closed
      * form of what each word receives would not hold. */
@@ -398,9 +403,8 @@ static void skip_learned(const UserWork *w, uint64_t P, uint64_t R, Learned *l,
     sk->reused++;
 }
 
-/* Whether a run's iterations after its first period may be made as
- * references (userwork_refs.h) instead of on the core, and what each
- * costs the core itself. */
+/* Whether a run's iterations may be made as references (userwork_refs.h)
+ * instead of on the core, and what each costs the core itself. */
 typedef struct {
     bool ok;
     uint64_t own;                /* the core's own cycles per iteration */
@@ -444,11 +448,10 @@ static void direct_setup(const UserWork *w, uint64_t P, const Learned *l, const 
     cpu_append_model_state(w->cpu, s->front);
 }
 
-/* Run n iterations (the core at the loop head with more than n to go):
- * as references where direct_setup allowed it and the core's front end is
- * still the one it recorded (no page table changes in between: the
- * references of the core's first period over the same pages did not
- * fault, so these cannot), else on the core. */
+/* Run n iterations (the core at the loop head with more than n to go, on
+ * pages the core has referenced in this run: first_iters): as references
+ * where direct_setup allowed it and the core's front end is still the one
+ * it recorded, else on the core. */
 static bool run_iters(const UserWork *w, const Direct *dr, uint64_t n, UserWorkSkips *sk)
 {
     UserWorkScratch *s = w->scratch;
@@ -597,7 +600,7 @@ bool userwork_fast_forward(const UserWork *w, UserWorkSkips *sk)
     Direct dr = { 0 };
     uint64_t R = cpu_reg(w->cpu, REG_ECX), P = period_of(w->bytes, w->stride);
     g_assert(R >= 1 && cpu_reg(w->cpu, REG_EBX) == w->va);
-    bool ok = userwork_worth(R, w->bytes, w->stride) && mmu_state_comparable(cpu_mmu(w->cpu))
+    bool ok = can_skip(R, w->bytes, w->stride) && mmu_state_comparable(cpu_mmu(w->cpu))
                   ? run_and_skip(w, sk, &dr)
                   : first_iters(w, P, MIN(P, R - 1), NULL, &dr, sk);
     if (!ok)

@@ -96,6 +96,15 @@ typedef struct {
     UserWorkScratch *scratch;
 } UserWork;
 
+/* Whether handing a run of iters iterations to userwork_fast_forward can
+ * gain anything: a stride of at least 4 (narrower words overlap) and at
+ * least USERWORK_MIN_ITERS iterations, enough that those made as
+ * references (all but the core's few) repay what the fast-forward costs
+ * a run before it makes any (host-speed tuning: a null syscall's 2
+ * iterations ran 2 800 host instructions slower). */
+#define USERWORK_MIN_ITERS 32
+bool userwork_worth(uint64_t iters, uint32_t stride);
+
 /* With the core at the loop head (the .loop label), ECX iterations to go
  * (at least one) and EBX at va: run and skip as above (a run too short to
  * skip a period, or whose state cannot be compared, only has its

@@ -539,9 +539,10 @@ START_TEST(reuse_after_other_syscalls)
 END_TEST
 
 /* Runs too short to skip a period (two pages, 128 iterations a period:
- * 2, 100 and 300 iterations) still have their iterations but the core's
- * first on each page and the last made as references, and leave
- * everything as full execution. _i: the layout. */
+ * 100 and 300 iterations) still have their iterations but the core's
+ * first on each page and the last made as references; a run below
+ * USERWORK_MIN_ITERS (2) is left to the core. All leave everything as
+ * full execution. _i: the layout. */
 START_TEST(short_runs_made_as_references)
 {
     static const uint64_t iters[] = { 2, 100, 300 };
