@@ -441,8 +441,8 @@ static uint32_t lines_in_page(uint32_t va, uint32_t step)
  * invalidates or flushes a TLB entry or writes the MMU's state, so the
  * memos found for the first line answer every line, and their hits are
  * counted in one go (mmu_memo_hit_rounds); the cache references are made
- * line by line in the same order (mmu_time_phys is the hit path's cache
- * reference), with the target's zero dword written as before. */
+ * line by line in the same order (mmu_time_phys_fast is the hit path's
+ * cache reference), with the target's zero dword written as before. */
 static uint32_t copy_hit_lines(Mmu *mmu, uint32_t from, uint32_t to, uint32_t n,
                                uint32_t step)
 {
@@ -453,8 +453,8 @@ static uint32_t copy_hit_lines(Mmu *mmu, uint32_t from, uint32_t to, uint32_t n,
     n = MIN(n, MIN(lines_in_page(from, step), lines_in_page(to, step)));
     uint32_t fo = from & (PAGE_SIZE - 1), tof = to & (PAGE_SIZE - 1);
     for (uint32_t j = 0; j < n; j++) {
-        mmu_time_phys(mmu, r->pa | (fo + j * step), false);
-        mmu_time_phys(mmu, w->pa | (tof + j * step), true);
+        mmu_time_phys_fast(mmu, r->pa | (fo + j * step), false);
+        mmu_time_phys_fast(mmu, w->pa | (tof + j * step), true);
         memset(w->host + tof + j * step, 0, 4);
     }
     const MmuMemo *mm[2] = { r, w };

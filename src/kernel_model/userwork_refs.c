@@ -109,7 +109,7 @@ static void iteration(const LoopPlan *p, Mmu *mmu, LoopRegs *r)
  * invalidates or flushes a TLB entry, so the memos found for the first
  * iteration answer all, and their hits are counted in one go
  * (mmu_memo_hit_rounds); each iteration's load and store make their
- * cache references in order (mmu_time_phys is the hit path's). */
+ * cache references in order (mmu_time_phys_fast is the hit path's). */
 static uint64_t iterations_on_memos(const LoopPlan *p, Mmu *mmu, LoopRegs *r, uint32_t end,
                                     uint32_t stride, uint64_t n)
 {
@@ -130,10 +130,10 @@ static uint64_t iterations_on_memos(const LoopPlan *p, Mmu *mmu, LoopRegs *r, ui
     n = MIN(n, ((uint64_t)end - r->ebx + stride - 1) / stride);   /* before the wrap */
     for (uint64_t i = 0; i < n; i++, off += stride, r->ecx--) {
         uint32_t v;
-        mmu_time_phys(mmu, load->pa | off, false);
+        mmu_time_phys_fast(mmu, load->pa | off, false);
         memcpy(&v, load->host + off, 4);
         r->eax = v + r->ecx;
-        mmu_time_phys(mmu, store->pa | off, true);
+        mmu_time_phys_fast(mmu, store->pa | off, true);
         memcpy(store->host + off, &r->eax, 4);
     }
     mmu_memo_hit_rounds(mmu, mm, access, p->n, n);
