@@ -87,7 +87,7 @@ struct UserWorkScratch {
     uint64_t clock;              /* ages the learned cycles */
     MmuStateSpans *spans;        /* of the current boundary (reset at each) */
     LoopPlan plan;               /* the loop's references (userwork_refs.h) */
-    GByteArray *front;           /* the core's front end after a run's first period */
+    GByteArray *front;           /* the core's front end after a run's first iteration */
     GByteArray *front_now;
 };
 
