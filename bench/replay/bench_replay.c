@@ -86,7 +86,8 @@ int main(int argc, char **argv)
         printf("  null x %ld, %-5s %9.0f syscalls per host second  (%.2f s; peak RSS %ld KiB)\n", n,
                layouts[l], t.syscalls / s, s, rss_kb());
     }
-    static const char *traces[] = { "sqlite.vmt", "pipeline.vmt", "http.vmt", "dd.vmt" };
+    static const char *traces[] = { "sqlite.vmt", "pipeline.vmt", "http.vmt", "dd.vmt",
+                                    "cp.vmt" };
     for (size_t i = 0; i < G_N_ELEMENTS(traces); i++) {
         char *tp = g_build_filename(src, "workloads", "traces", traces[i], NULL);
         for (int l = 0; l < 2; l++) {

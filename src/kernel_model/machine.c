@@ -428,14 +428,50 @@ bool machine_kernel_write(Machine *m, uint32_t va, const void *buf, size_t n)
     return cpu_write_linear(m->cpu, va, buf, n);
 }
 
+/* How many of va, va + step, va + 2 step, ... lie in va's page. */
+static uint32_t lines_in_page(uint32_t va, uint32_t step)
+{
+    return (PAGE_SIZE - 1 - (va & (PAGE_SIZE - 1))) / step + 1;
+}
+
+/* Up to n lines of a copy (aligned; source at from, target at to, step
+ * apart) made at once while memos answer both pages and the lines stay in
+ * them; returns how many (0 if a memo does not answer). Each line would
+ * be two memo hits (mmu_access_fast): nothing between them fills,
+ * invalidates or flushes a TLB entry or writes the MMU's state, so the
+ * memos found for the first line answer every line, and their hits are
+ * counted in one go (mmu_memo_hit_rounds); the cache references are made
+ * line by line in the same order (mmu_time_phys_fast is the hit path's
+ * cache reference), with the target's zero dword written as before. */
+static uint32_t copy_hit_lines(Mmu *mmu, uint32_t from, uint32_t to, uint32_t n,
+                               uint32_t step)
+{
+    const MmuMemo *r = mmu_memo_find(mmu, from, ACCESS_READ, 0);
+    const MmuMemo *w = mmu_memo_find(mmu, to, ACCESS_WRITE, 0);
+    if (!r || !w)
+        return 0;
+    n = MIN(n, MIN(lines_in_page(from, step), lines_in_page(to, step)));
+    uint32_t fo = from & (PAGE_SIZE - 1), tof = to & (PAGE_SIZE - 1);
+    for (uint32_t j = 0; j < n; j++) {
+        mmu_time_phys_fast(mmu, r->pa | (fo + j * step), false);
+        mmu_time_phys_fast(mmu, w->pa | (tof + j * step), true);
+        memset(w->host + tof + j * step, 0, 4);
+    }
+    const MmuMemo *mm[2] = { r, w };
+    static const Access access[2] = { ACCESS_READ, ACCESS_WRITE };
+    mmu_memo_hit_rounds(mmu, mm, access, 2, n);
+    return n;
+}
+
 /* The references of a kernel copy's lines (body.c): for each of the
  * lines k = 0 .. lines - 1, the dword at from + k * step is read and a
  * zero dword written at to + k * step, each as machine_kernel_read /
  * machine_kernel_write of 4 bytes would make it, in that order, whatever
  * the others gave (a copy does not stop at a reference that faults: the
  * model has no fixup; the fault is not delivered). Aligned (the usual
- * case), the two references of a line are made here with the memo's hit
- * inline; else line by line through the general functions. */
+ * case), a line is made here with the memo's hit inline, and the lines
+ * after it in the same two pages at once (copy_hit_lines); else line by
+ * line through the general functions. */
 void machine_kernel_copy_lines(Machine *m, uint32_t from, uint32_t to, uint32_t lines,
                                uint32_t step)
 {
@@ -448,12 +484,14 @@ void machine_kernel_copy_lines(Machine *m, uint32_t from, uint32_t to, uint32_t 
         return;
     }
     Mmu *mmu = m->mmu;
-    for (uint32_t k = 0; k < lines; k++) {
+    for (uint32_t k = 0; k < lines;) {
         MmuFault f;
         mmu_access_fast(mmu, from + k * step, ACCESS_READ, 0, &f);
         uint8_t *h = mmu_access_fast(mmu, to + k * step, ACCESS_WRITE, 0, &f);
         if (G_LIKELY(h))
             memcpy(h, &zero, 4);
+        if (++k < lines)
+            k += copy_hit_lines(mmu, from + k * step, to + k * step, lines - k, step);
     }
 }
 
@@ -689,7 +727,7 @@ bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
         cpu_set_eip(m->cpu, m->u_work);
         /* Fast-forward only a run the plain path completes within its
          * step budget, so that both give the same result, errors too. */
-        bool ff = m->ffwd && m->u_work_loop && userwork_worth(n, bytes, stride) &&
+        bool ff = m->ffwd && m->u_work_loop && userwork_worth(n, stride) &&
                   (uint64_t)n * USER_WORK_INSNS_PER_ITER + 64 <= MAX_STEPS_PER_EVENT;
         if (!(ff ? user_work_ffwd(m, va, bytes, stride, err) : run_to_rest(m, err)))
             return false;

@@ -24,8 +24,15 @@
  * The memory system is left in the state the block started from, which
  * is the state the skipped blocks would have left (its raw LRU clocks
  * are older, but they are compared only by rank). The rest of the run
- * (1 to q P iterations, with the final DEC and JNZ) runs on the core, so
- * the flags and registers at the end come from real execution.
+ * (1 to q P iterations, with the final DEC and JNZ) runs too, its last
+ * iteration on the core, so the flags and registers at the end come from
+ * real execution.
+ *
+ * The iterations are made as the references the core would make for
+ * them, without interpreting the loop (userwork_refs.h), but for the
+ * run's first iteration on each of the loop's pages and its last
+ * iteration: those on the core show that none of the pages faults and
+ * what the core itself charges an iteration.
  *
  * A cycle found is kept per loop (CR3, va, bytes, stride): the state its
  * block starts from, its length and its block's counts. A later run of the
@@ -64,7 +71,9 @@ typedef struct {
     uint64_t periods;            /* periods skipped */
     uint64_t insns;              /* instructions accounted without running */
     uint64_t reused;             /* runs that skipped with a cycle an earlier run found */
-    uint64_t periods_run;        /* periods run on the core while looking for a cycle */
+    uint64_t periods_run;        /* periods run while looking for a cycle */
+    uint64_t insns_refs;         /* instructions run as references, not on the core
+                                  * (userwork_refs.h) */
 } UserWorkSkips;
 
 /* The caller runs the core: exactly steps steps; true if they all ran and
@@ -87,14 +96,21 @@ typedef struct {
     UserWorkScratch *scratch;
 } UserWork;
 
-/* Whether a run of iters iterations can gain anything: a stride of at
- * least 4 and room for two checked periods, one to skip and one to run. */
-bool userwork_worth(uint64_t iters, uint32_t bytes, uint32_t stride);
+/* Whether handing a run of iters iterations to userwork_fast_forward can
+ * gain anything: a stride of at least 4 (narrower words overlap) and at
+ * least USERWORK_MIN_ITERS iterations, enough that those made as
+ * references (all but the core's few) repay what the fast-forward costs
+ * a run before it makes any (host-speed tuning: a null syscall's 2
+ * iterations ran 2 800 host instructions slower). */
+#define USERWORK_MIN_ITERS 32
+bool userwork_worth(uint64_t iters, uint32_t stride);
 
 /* With the core at the loop head (the .loop label), ECX iterations to go
- * and EBX at va: run and skip as above. On true the core is at the loop
- * head with at least one iteration to go, to be run normally. False if
- * w->run returned false. */
+ * (at least one) and EBX at va: run and skip as above (a run too short to
+ * skip a period, or whose state cannot be compared, only has its
+ * iterations made as references). On true the core is at the loop head
+ * with at least one iteration to go, to be run normally. False if w->run
+ * returned false. */
 bool userwork_fast_forward(const UserWork *w, UserWorkSkips *skips);
 
 #endif

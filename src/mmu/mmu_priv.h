@@ -128,6 +128,28 @@ TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
     mmu_memo_hit_n(m, mm, access, 1);
 }
 
+/* n rounds (n >= 1) of the hits mmu_memo_hit(m, mm[j], access[j]) for
+ * j = 0 .. k - 1 at once, for a run of references that the memos answer
+ * in that order with nothing else touching the TLB in between
+ * (machine_kernel_copy_lines, kernel_model/userwork_refs.c): the same
+ * counts and cycles, and the stamps and clocks where the last round
+ * leaves them, whether the memos share a clock, a slot or are one. The
+ * stamps of the earlier rounds are overwritten in their own slots before
+ * anything could read them. */
+TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access *access,
+                                 unsigned k, uint64_t n)
+{
+    for (unsigned j = 0; j < k; j++) {
+        mm[j]->hits[2 * access[j]] += n;
+        m->stats.cycles += n * mm[j]->lat;
+        if (mm[j]->stamp)
+            *mm[j]->clock += n - 1;
+    }
+    for (unsigned j = 0; j < k; j++)      /* the last round, as it is made */
+        if (mm[j]->stamp)
+            *mm[j]->stamp = ++*mm[j]->clock;
+}
+
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
  * (a first-level hit on the TLB's own hit path, or the miss path). */
 bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
@@ -148,6 +170,16 @@ TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
     return mmu_translate_nomemo(m, lin, access, cpl, pa, f);
 }
 
+/* mmu_time_phys (mmu.h) inline: a data reference's cache reference, as
+ * the hit path makes it. */
+TLB_HOT unsigned mmu_time_phys_fast(Mmu *m, uint64_t pa, bool write)
+{
+    unsigned c = cache_access_fast(m->cache, pa, write);
+    m->stats.cycles += c;
+    m->stats.data_cycles += c;
+    return c;
+}
+
 /* The rest of mmu_access_fast once memo mm answers lin (mmu_memo_find):
  * the hit, the cache reference, the host pointer. */
 TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
@@ -155,11 +187,8 @@ TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access
 {
     mmu_memo_hit(m, mm, access, cpl);
     uint32_t off = lin & (PAGE_SIZE - 1);
-    if (access != ACCESS_EXEC) {     /* no instruction-cache model: see mmu.h */
-        unsigned c = cache_access_fast(m->cache, mm->pa | off, access == ACCESS_WRITE);
-        m->stats.cycles += c;
-        m->stats.data_cycles += c;
-    }
+    if (access != ACCESS_EXEC)       /* no instruction-cache model: see mmu.h */
+        mmu_time_phys_fast(m, mm->pa | off, access == ACCESS_WRITE);
     return mm->host + off;
 }
 

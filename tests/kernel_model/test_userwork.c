@@ -113,7 +113,8 @@ static UserWorkSkips scenario(Fix *f, const Case *c, uint64_t insns)
     work(f, insns, bytes, stride);
     const UserWorkSkips *s1 = machine_fast_forward_skips(f->m);
     return (UserWorkSkips){ .runs = s1->runs - s0.runs, .periods = s1->periods - s0.periods,
-                            .insns = s1->insns - s0.insns };
+                            .insns = s1->insns - s0.insns,
+                            .insns_refs = s1->insns_refs - s0.insns_refs };
 }
 
 /* ---- comparing two machines ---- */
@@ -227,6 +228,12 @@ static uint64_t compare_case(const char *preset, const char *layout, const char 
     work_of(c, &bytes, &stride);
     ck_assert_uint_eq(sk.insns, skipped * 8 * ((bytes + stride - 1) / stride));
     ck_assert_uint_le(sk.insns, insns);
+    /* After the core's first iterations, up to the last page, the rest
+     * of the run but its last iteration is made as references
+     * (userwork_refs.h), skipped or not: the counters above were compared
+     * with full execution. */
+    ck_assert_uint_gt(sk.insns_refs, 0);
+    ck_assert_uint_lt(sk.insns + sk.insns_refs, insns);
     fix_free(&on);
     fix_free(&off);
     return skipped;
@@ -334,6 +341,43 @@ START_TEST(page_crossing_words)
     }
     same_machines(&on, &off, 4);
     ck_assert_uint_gt(machine_fast_forward_skips(on.m)->periods, 1000);
+    /* Words across pages take the core's piece loop: not made as
+     * references. */
+    ck_assert_uint_eq(machine_fast_forward_skips(on.m)->insns_refs, 0);
+    fix_free(&on);
+    fix_free(&off);
+}
+END_TEST
+
+/* A working set whose last pages are not mapped: the iterations on the
+ * mapped pages are made as references after the core's first on each,
+ * the core takes the first iteration on the next page (userwork_refs.h
+ * cannot fault) and the fault ends the work on both machines alike. _i:
+ * one page of two or three of five mapped, a line or three lines and a
+ * word a step. */
+START_TEST(unmapped_page_faults_alike)
+{
+    static const struct { uint32_t mapped, pages, stride; } c[] = { { 1, 2, LINE },
+                                                                    { 3, 5, 3 * LINE + 4 } };
+    Fix on = boot("p4-northwood", "4g4g", "lru", true);
+    Fix off = boot("p4-northwood", "4g4g", "lru", false);
+    Fix *f[2] = { &on, &off };
+    char *msg[2];
+    for (int k = 0; k < 2; k++) {
+        GError *err = NULL;
+        ck_assert(machine_map_user(f[k]->m, machine_current(f[k]->m), WS_VA, c[_i].mapped, true,
+                                   &err));
+        ck_assert(!machine_user_work(f[k]->m, 8 * 20000, WS_VA, c[_i].pages * PAGE_SIZE,
+                                     c[_i].stride, &err));
+        msg[k] = g_strdup(err->message);
+        g_error_free(err);
+    }
+    ck_assert_str_eq(msg[0], msg[1]);
+    ck_assert_uint_gt(machine_fast_forward_skips(on.m)->insns_refs, 0);
+    same_mmu(machine_mmu(on.m), machine_mmu(off.m));
+    ck_assert_uint_eq(cpu_cycles(machine_cpu(on.m)), cpu_cycles(machine_cpu(off.m)));
+    g_free(msg[0]);
+    g_free(msg[1]);
     fix_free(&on);
     fix_free(&off);
 }
@@ -489,6 +533,37 @@ START_TEST(reuse_after_other_syscalls)
     UserWorkSkips third = loop_both(&on, &off, 8 * (20 * 128 + 37));
     ck_assert_uint_eq(third.reused, 1);
     ck_assert_uint_eq(third.periods_run, 1 + (unsigned)_i);
+    fix_free(&on);
+    fix_free(&off);
+}
+END_TEST
+
+/* Runs too short to skip a period (two pages, 128 iterations a period:
+ * 100 and 300 iterations) still have their iterations but the core's
+ * first on each page and the last made as references; a run below
+ * USERWORK_MIN_ITERS (2) is left to the core. All leave everything as
+ * full execution. _i: the layout. */
+START_TEST(short_runs_made_as_references)
+{
+    static const uint64_t iters[] = { 2, 100, 300 };
+    Fix on = boot("p4-northwood", layouts[_i], "lru", true);
+    Fix off = boot("p4-northwood", layouts[_i], "lru", false);
+    GError *err = NULL;
+    for (int k = 0; k < 2; k++)
+        ck_assert(machine_map_user((k ? &off : &on)->m, 0, WS_VA, 2, true, &err));
+    for (size_t i = 0; i < G_N_ELEMENTS(iters); i++) {
+        UserWorkSkips before = *machine_fast_forward_skips(on.m);
+        work(&on, 8 * iters[i], 2 * PAGE_SIZE, LINE);
+        work(&off, 8 * iters[i], 2 * PAGE_SIZE, LINE);
+        const UserWorkSkips *after = machine_fast_forward_skips(on.m);
+        ck_assert_uint_eq(after->periods, before.periods);
+        /* All but the first on each page reached and the last. */
+        uint64_t cored = 1 + (iters[i] > 65) + 1;
+        ck_assert_uint_eq(after->insns_refs - before.insns_refs,
+                          iters[i] > cored ? 8 * (iters[i] - cored) : 0);
+        same_machines(&on, &off, 2);
+        syscall_both(&on, &off, 20);
+    }
     fix_free(&on);
     fix_free(&off);
 }
@@ -669,6 +744,8 @@ static Suite *suite(void)
     tcase_add_test(t, wrapping_sum);
     tcase_add_loop_test(t, page_crossing_words, 0, 2);
     tcase_add_test(t, narrow_stride_not_skipped);
+    tcase_add_loop_test(t, unmapped_page_faults_alike, 0, 2);
+    tcase_add_loop_test(t, short_runs_made_as_references, 0, 2);
     tcase_add_loop_test(t, second_run_reuses_cycle, 0, 2);
     tcase_add_loop_test(t, other_loop_or_task_does_not_reuse, 0, 2);
     tcase_add_loop_test(t, reuse_after_other_syscalls, 0, 2);
