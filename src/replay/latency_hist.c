@@ -1,5 +1,6 @@
 #include "replay/latency_hist.h"
 
+#include <glib.h>
 #include <math.h>
 
 static unsigned bucket(uint64_t v)
@@ -21,8 +22,23 @@ static uint64_t lower_bound(unsigned b)
 
 void lhist_add(LatencyHist *h, uint64_t v)
 {
-    h->count[bucket(v)]++;
+    unsigned b = bucket(v);
     h->n++;
+    if (b < LHIST_EXACT) {
+        h->exact[b]++;
+        return;
+    }
+    unsigned g = (b - LHIST_EXACT) / LHIST_SUB;
+    if (!h->group[g])
+        h->group[g] = g_new0(uint64_t, LHIST_SUB);
+    h->group[g][(b - LHIST_EXACT) % LHIST_SUB]++;
+}
+
+void lhist_clear(LatencyHist *h)
+{
+    for (unsigned g = 0; g < LHIST_GROUPS; g++)
+        g_free(h->group[g]);
+    *h = (LatencyHist){ 0 };
 }
 
 uint64_t lhist_quantile(const LatencyHist *h, double q)
@@ -33,10 +49,19 @@ uint64_t lhist_quantile(const LatencyHist *h, double q)
     if (rank < 1)
         rank = 1;
     uint64_t seen = 0;
-    for (unsigned b = 0; b < LHIST_BUCKETS; b++) {
-        seen += h->count[b];
+    for (unsigned b = 0; b < LHIST_EXACT; b++) {
+        seen += h->exact[b];
         if (seen >= rank)
             return lower_bound(b);
+    }
+    for (unsigned g = 0; g < LHIST_GROUPS; g++) {
+        if (!h->group[g])
+            continue;                /* no sample in this power of two */
+        for (unsigned k = 0; k < LHIST_SUB; k++) {
+            seen += h->group[g][k];
+            if (seen >= rank)
+                return lower_bound(LHIST_EXACT + g * LHIST_SUB + k);
+        }
     }
     return lower_bound(LHIST_BUCKETS - 1);
 }

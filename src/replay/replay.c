@@ -193,6 +193,13 @@ static SysSlot *sys_slot(Replay *r, const TraceSyscall *s)
 }
 
 /* Its per-name totals, made at the name's first completed call. */
+static void sys_free(gpointer p)
+{
+    ReplaySyscall *s = p;
+    lhist_clear(&s->hist);
+    g_free(s);
+}
+
 static ReplaySyscall *sys_entry(Replay *r, SysSlot *slot)
 {
     if (!slot->sys) {
@@ -460,7 +467,7 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
     gint64 t0 = g_get_monotonic_time();
     ReplayResult *res = g_new0(ReplayResult, 1);
     res->cfg = *cfg;
-    res->sys = g_ptr_array_new_with_free_func(g_free);
+    res->sys = g_ptr_array_new_with_free_func(sys_free);
     res->t.lowmem_exhausted_at = -1;
     Replay r = { .res = res, .dead_task = -1 };
     r.procs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
