@@ -35,7 +35,13 @@
  *     whatever can observe the counters sees step()'s values;
  *   - from block to block: cpu_run_block enters the next block itself only
  *     where cpu_run's loop would go straight to it (nothing pending, no
- *     breakpoint at EIP, budget left), after the same fetch reference. */
+ *     breakpoint at EIP, budget left), after the same fetch reference;
+ *   - loops: a block whose first instructions (none making a fetch
+ *     reference of its own or needing a commit) end in a relative jump
+ *     back to its start goes round in run_loop from its second pass, with
+ *     Cpu.next_eip set once a pass (only that jump reads it) and the
+ *     passes' retire counts committed whenever the run leaves, under the
+ *     rules above (see run_loop). */
 #include "cpu/cpu_priv.h"
 
 static inline Block *block_slot(Cpu *c, uint64_t pa)
@@ -94,13 +100,26 @@ static bool block_pure(InsnFn fn)
     return cpu_fast_handler(fn);
 }
 
+/* Pure handlers that read Cpu.next_eip (the relative jumps and calls,
+ * which add their offset to it, and the calls, which push it; h_jcc32
+ * falls back to h_jcc): every other pure handler neither reads nor
+ * writes it but through cpu_jump (BX_JUMP). A handler added to block_pure
+ * that reads it must be listed here (run_loop sets it once per pass, for
+ * the loop's last instruction). */
+static bool reads_next_eip(InsnFn fn)
+{
+    return fn == h_jmp_rel || fn == h_jcc || fn == h_loop || fn == h_call_rel ||
+           fn == h_call_rm || cpu_fast_jcc(fn);
+}
+
 /* Decode the block at eip (physical pa, in the page at host). */
 static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8_t *host)
 {
     uint32_t off0 = (c->seg[SEG_CS].base + eip) & (PAGE_SIZE - 1);
     unsigned n = 0, len = 0;
     uint32_t cost = 0;
-    bool sync_any = false;
+    bool sync_any = false, loop_open = true;
+    unsigned loop_len = 0;
     /* Every instruction must start (and, by cpu_decode_quiet, end) in
      * the block's page: one that starts in the next page is not in host. */
     while (n < BLOCK_INSNS && off0 + len < PAGE_SIZE) {
@@ -120,6 +139,17 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
         uint64_t kf = (newfetch ? KF_FETCH : 0) | (block_pure(d.fn) ? 0 : KF_SYNC);
         b->meta[n] = (uint32_t)(eip + len + d.len) | kf << 32;
         sync_any |= (kf & KF_SYNC) != 0;
+        /* A loop (Block.loop_len): up to the first instruction that reads
+         * next_eip, none with KF_* bits, and that one a relative jump to
+         * the start (what it is taken for; run_loop is exact for any such
+         * prefix). */
+        if (loop_open && (kf != 0 || reads_next_eip(d.fn))) {
+            loop_open = false;
+            if (kf == 0 && (cpu_fast_jcc(d.fn) || d.fn == h_jcc || d.fn == h_jmp_rel ||
+                            d.fn == h_loop) &&
+                d.size == 4 && eip + len + d.len + d.imm == eip)
+                loop_len = n + 1;
+        }
         b->off[n] = (uint8_t)len;
         b->cost[n] = cost;
         b->insn[n++] = d;
@@ -139,6 +169,7 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     b->len = (uint8_t)len;
     b->bp_gen = 0;
     b->sync_any = sync_any;
+    b->loop_len = (uint8_t)loop_len;
     return true;
 }
 
@@ -198,6 +229,20 @@ static inline __attribute__((always_inline)) void commit(Cpu *c, const Block *b,
     c->cycles += b->cost[to] - b->cost[from];
 }
 
+/* commit(c, b, 0, to, user, eip) with acc instructions costing acc_cyc
+ * that earlier passes round a loop retired (run_loop). */
+static inline __attribute__((always_inline)) void commit_acc(Cpu *c, const Block *b, unsigned to,
+                                                             bool user, uint32_t eip, uint64_t acc,
+                                                             uint64_t acc_cyc)
+{
+    uint64_t n = to + acc;
+    c->eip = eip;
+    c->insns += n;
+    if (user)
+        c->insns_user += n;
+    c->cycles += b->cost[to] - b->cost[0] + acc_cyc;
+}
+
 /* Retire one instruction as step() does, its cost read beforehand. */
 static inline void retire_one(Cpu *c, uint16_t cost, bool user)
 {
@@ -222,6 +267,115 @@ static inline unsigned bp_limit(const Cpu *c, Block *b)
     b->bp_first = cpu_at_breakpoint(c, b->eip);
     b->bp_gen = c->bp_gen;
     return k;
+}
+
+/* A loop (Block.loop_len: instructions 0 .. L - 1 with no KF_* bits, none
+ * but the last reading next_eip, the last a relative jump back to the
+ * start), run from its first instruction where run_block would go round
+ * again (everything committed, EIP at the start, nothing pending, its
+ * fetch references not made yet), at most MIN(lim, L, budget)
+ * instructions a pass: run_block's run, with less per instruction and per
+ * pass round the loop. (Not inline, and not from a block's entry:
+ * either cost the run of every other block a few instructions, and a
+ * 4G/4G null syscall 30 to 145.)
+ *   - next_eip is set once per pass, to the EIP after instruction L - 1,
+ *     the only one that reads it (reads_next_eip); the others neither
+ *     read it nor write it but through cpu_jump, which sets BX_JUMP. So
+ *     after instruction k the next EIP is next_eip if BX_JUMP is set,
+ *     else the one after k, and that is what next_eip is left holding
+ *     whenever the run leaves (single steps leave it there; the caller of
+ *     a nested cpu_run retires to it: step() in cpu.c);
+ *   - so each instruction is its call and one test of its result and
+ *     block_exit;
+ *   - going round again is decided as run_block's `ended:` decides it
+ *     (no handler here is one that sync_any stands for), and nothing is
+ *     committed between passes: the instructions and costs of whole
+ *     passes are added up (acc, acc_cyc) and committed with the rest
+ *     whenever the run leaves, so before a fault is delivered too; only
+ *     pure handlers run in between, which read none of it and only add
+ *     to cycles, which commutes;
+ *   - the fetch references of the first instruction when it goes round:
+ *     EIP, CPL and CS are what they were (lin0), and pure handlers change
+ *     no fetch state but fetch_blk, to FETCH_NONE (cpu_jump), so
+ *     block_fetch_insn would make refs (one per fetch block the first
+ *     instruction reaches) and look its memo up at a slot and key that do
+ *     not change while the run stays here: they are found once. If that
+ *     memo does not answer, block_fetch_insn does it all, after a commit;
+ *   - when the jump falls through (or the budget or a breakpoint comes
+ *     first), the run leaves after it; cpu_run_block goes on from there
+ *     as the run loop would. */
+static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t budget, int *rc,
+                                                    unsigned lim, uint64_t frame)
+{
+    const uint32_t eip0 = c->eip, lin0 = c->seg[SEG_CS].base + eip0;
+    const bool user = c->cpl == 3;
+    const unsigned len = MIN(lim, (unsigned)b->loop_len);
+    const uint32_t last0 = lin0 + b->insn[0].len - 1, blk_last0 = last0 & ~(FETCH_BLOCK - 1);
+    const uint32_t end_eip = eip0 + b->off[b->loop_len];
+    bool fault = false;
+    if (UNLIKELY(!block_fetch_insn(c, lin0, last0, frame, &fault))) {
+        if (!fault)
+            return 0;
+        *rc = cpu_take_exception(c);
+        return 1;
+    }
+    const MmuMemo *memo = mmu_memo_at(c->mmu, lin0, ACCESS_EXEC);
+    const uint32_t key = (lin0 & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)c->cpl;
+    const unsigned refs = 1 + ((lin0 ^ last0) >= FETCH_BLOCK);
+    uint64_t done = 0, acc = 0, acc_cyc = 0;
+    for (;;) {
+        const unsigned n = (unsigned)MIN((uint64_t)len, budget - done);
+        const Insn *in = b->insn, *end = b->insn + n;
+        int r;
+        c->next_eip = end_eip;
+        for (; in != end; in++) {
+            r = in->fn(c, in);
+            if (UNLIKELY(r | c->block_exit))
+                goto out;
+        }
+        c->next_eip = eip0 + b->off[n];
+        commit_acc(c, b, n, user, eip0 + b->off[n], acc, acc_cyc);
+        return done + n;
+    out:;
+        const unsigned k = (unsigned)(in - b->insn);
+        uint32_t eip;
+        if (c->block_exit & BX_JUMP)
+            eip = c->next_eip;
+        else
+            c->next_eip = eip = eip0 + b->off[k + 1];
+        if (r != XR_OK) {
+            /* XR_FAULT (a pure handler): not retired, EIP stays on it. */
+            commit_acc(c, b, k, user, eip0 + b->off[k], acc, acc_cyc);
+            *rc = cpu_take_exception(c);
+            return done + k + 1;
+        }
+        done += k + 1;
+        if (c->block_exit != BX_JUMP || eip != eip0 || done >= budget || b->bp_first) {
+            commit_acc(c, b, k + 1, user, eip, acc, acc_cyc);
+            return done;
+        }
+        acc += k + 1;
+        acc_cyc += b->cost[k + 1];
+        c->block_exit = 0;
+        if (LIKELY(memo->key == key && (memo->ok >> ACCESS_EXEC & 1) &&
+                   memo->sgen == *memo->gen && memo->pa == frame)) {
+            /* block_fetch_insn's hit, refs of them */
+            mmu_memo_hit_n(c->mmu, memo, ACCESS_EXEC, refs);
+            c->fetch_blk = blk_last0;
+            c->fetch_page = lin0 & ~(PAGE_SIZE - 1);
+            c->fetch_pa = frame;
+            c->fetch_host = memo->host;
+        } else {
+            commit_acc(c, b, 0, user, eip0, acc, acc_cyc);
+            acc = acc_cyc = 0;
+            if (UNLIKELY(!block_fetch_insn(c, lin0, last0, frame, &fault))) {
+                if (!fault)
+                    return done;
+                *rc = cpu_take_exception(c);
+                return done + 1;
+            }
+        }
+    }
 }
 
 /* Run the block at EIP (cpu_run_block's contract for one block). */
@@ -355,6 +509,12 @@ ended:
         b->bp_first)
         return done;
     c->block_exit = 0;
+    /* A loop goes round in run_loop from its second pass on (so that no
+     * other block pays for the test; UNLIKELY keeps the call out of the
+     * way of the other blocks' code: without it a 4G/4G null syscall cost
+     * 13 more). */
+    if (UNLIKELY(b->loop_len))
+        return done + run_loop(c, b, budget - done, rc, lim, frame);
     goto again;
 }
 

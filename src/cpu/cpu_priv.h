@@ -141,6 +141,11 @@ typedef struct {
                                   * first at a breakpoint (n if none) */
     bool bp_first;               /* the first one is at a breakpoint */
     bool sync_any;               /* some instruction has KF_SYNC */
+    uint8_t loop_len;            /* 0, or a loop (block.c's run_loop): k + 1
+                                  * when instruction k jumps back to the start
+                                  * by a relative jump, and no instruction up to
+                                  * it has KF_* bits or, before it, reads
+                                  * Cpu.next_eip */
     Insn insn[BLOCK_INSNS];
 } Block;
 
@@ -545,6 +550,9 @@ int cpu_decode_quiet(Cpu *c, uint32_t eip, const uint8_t *page, Insn *out);
 void cpu_specialize(Insn *d);
 /* Whether fn is one of exec_fast.c's handlers (all pure in block.c's sense). */
 bool cpu_fast_handler(InsnFn fn);
+/* Whether fn is exec_fast.c's Jcc, the one of its handlers that reads
+ * Cpu.next_eip. */
+bool cpu_fast_jcc(InsnFn fn);
 
 /* ---- cpu.c / block.c ---- */
 

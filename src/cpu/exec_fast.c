@@ -394,3 +394,8 @@ bool cpu_fast_handler(InsnFn fn)
             return true;
     return false;
 }
+
+bool cpu_fast_jcc(InsnFn fn)
+{
+    return fn == h_jcc32;        /* the others do not touch it */
+}

@@ -68,12 +68,12 @@ static char *figures(RunEnv *e)
     return g_string_free(s, FALSE);
 }
 
-static char *run_one(const char *path, bool dcache, GString *out, int *status)
+static char *run_one(const char *path, bool dcache, bool memos, GString *out, int *status)
 {
     /* "Off" turns every host shortcut off: the decoded cache and blocks,
      * and the MMU's memos of TLB hits. */
     RunEnvOptions opt = { .preset = preset, .no_decode_cache = !dcache,
-                          .no_mmu_shortcuts = !dcache, .out = out, .err = out };
+                          .no_mmu_shortcuts = !memos, .out = out, .err = out };
     GError *err = NULL;
     RunEnv *e = runenv_new(&opt, &err);
     ck_assert_msg(e, "%s", err ? err->message : "?");
@@ -87,12 +87,14 @@ static char *run_one(const char *path, bool dcache, GString *out, int *status)
     return f;
 }
 
-static void compare_runs(const char *path)
+/* With the decoded cache on (and the memos on, or off: then block.c's
+ * fetch references never find a memo), against every shortcut off. */
+static void compare_runs_memos(const char *path, bool memos)
 {
     GString *out_on = g_string_new(NULL), *out_off = g_string_new(NULL);
     int st_on, st_off;
-    char *on = run_one(path, true, out_on, &st_on);
-    char *off = run_one(path, false, out_off, &st_off);
+    char *on = run_one(path, true, memos, out_on, &st_on);
+    char *off = run_one(path, false, false, out_off, &st_off);
     ck_assert_msg(st_on == 0 && st_off == 0, "%s: exit %d (cache on) / %d (off): %s", path,
                   st_on, st_off, out_on->str);
     ck_assert_str_eq(out_on->str, out_off->str);
@@ -109,6 +111,11 @@ static void compare_runs(const char *path)
     g_free(off);
     g_string_free(out_on, TRUE);
     g_string_free(out_off, TRUE);
+}
+
+static void compare_runs(const char *path)
+{
+    compare_runs_memos(path, true);
 }
 
 START_TEST(test_same_figures)
@@ -145,8 +152,9 @@ static const char *smc_source =
     "fail:\n"
     "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n";
 
-/* Assemble source and compare_runs it. */
-static void compare_source(const char *name, const char *source)
+/* Assemble source and compare_runs it (and with the memos off, if
+ * no_memos). */
+static void compare_source_memos(const char *name, const char *source, bool no_memos)
 {
     char *dir = g_dir_make_tmp("vmsplit-dcache-XXXXXX", NULL);
     char *src = g_build_filename(dir, name, NULL);
@@ -155,12 +163,19 @@ static void compare_source(const char *name, const char *source)
     char *obj = nasm_assemble(src, &err);
     ck_assert_msg(obj, "%s", err ? err->message : "?");
     compare_runs(obj);
+    if (no_memos)
+        compare_runs_memos(obj, false);
     nasm_remove_output(obj);
     g_free(obj);
     g_unlink(src);
     g_rmdir(dir);
     g_free(src);
     g_free(dir);
+}
+
+static void compare_source(const char *name, const char *source)
+{
+    compare_source_memos(name, source, false);
 }
 
 START_TEST(test_self_modifying)
@@ -200,7 +215,10 @@ END_TEST
  * workloads/guest/pageloop.asm) placed at each of the 16 offsets in a
  * fetch block: among them loops whose first instruction straddles two
  * fetch blocks (two fetch references at every loop-back, counted at once
- * by block.c) and loops with an instruction in the middle that does. On
+ * by block.c) and loops with an instruction in the middle that does.
+ * SHORTLOOP is pageloop.asm's loop itself (15 bytes): at offsets 0, 1 and
+ * 15 no instruction but the first makes a fetch reference, so that it goes
+ * round in block.c's run_loop (at 15 with two references a pass). On
  * each page a load that misses every memo, a store that hits its memo and
  * its line in the MRU way of the L1 set, then a load and a store 2 KiB on
  * (the same L1 set on the P4) and a load back at the start: memo hits
@@ -227,6 +245,19 @@ static const char *page_loops_source =
     "    dec ecx\n"
     "    jnz %%page\n"
     "%endmacro\n"
+    "%macro SHORTLOOP 1\n"
+    "    mov ecx, 40\n"
+    "    mov esi, buf\n"
+    "    align 16, nop\n"
+    "    times %1 nop\n"
+    "%%page:\n"
+    "    mov eax, [esi]\n"
+    "    add eax, ecx\n"
+    "    mov [esi], eax\n"
+    "    add esi, 4096\n"
+    "    dec ecx\n"
+    "    jnz %%page\n"
+    "%endmacro\n"
     "global _start\n"
     "_start:\n"
     "    mov ebp, 3\n"
@@ -234,11 +265,12 @@ static const char *page_loops_source =
     "%assign p 0\n"
     "%rep 16\n"
     "    PAGELOOP p\n"
+    "    SHORTLOOP p\n"
     "%assign p p + 1\n"
     "%endrep\n"
     "    dec ebp\n"
     "    jnz pass\n"
-    "    cmp dword [buf + 4096], 16 * 3 * 39\n"
+    "    cmp dword [buf + 4096], 2 * 16 * 3 * 39\n"
     "    jne fail\n"
     "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n"
     "fail:\n"
@@ -246,7 +278,7 @@ static const char *page_loops_source =
 
 START_TEST(test_page_loops)
 {
-    compare_source("pageloops.asm", page_loops_source);
+    compare_source_memos("pageloops.asm", page_loops_source, true);
 }
 END_TEST
 
@@ -453,6 +485,20 @@ START_TEST(test_counters_observed_mid_block)
     /* jmp +1; nop; inc ecx; jmp +1; nop; inc ecx; add esi, ecx; out 0x80, al; hlt */
     const uint8_t tail_jumps[] = { 0xEB, 0x01, 0x90, 0x41, 0xEB, 0x01, 0x90, 0x41, 0x01, 0xCE,
                                    0xE6, 0x80, 0xF4 };
+    /* mov ecx, 3; L: inc esi; add eax, esi; dec ecx; jnz L; out 0x80, al; hlt: a
+     * loop that goes round in its block (block.c's run_loop from its second
+     * pass), stopped by the budget at every instruction of every pass. */
+    const uint8_t tail_loop[] = { 0xB9, 3, 0, 0, 0, 0x46, 0x01, 0xF0, 0x49, 0x75, 0xFA,
+                                  0xE6, 0x80, 0xF4 };
+    /* mov edx, 0; lea esi, [esi]; mov ecx, 4; L: inc ebx; cmp ebx, 3; je X;
+     * dec ecx; jnz L; X: out 0x80, al; hlt: a Jcc before the one that goes
+     * round (L at 0x10020: the loop is in one fetch block), taken in the
+     * loop's third pass (the first is in the block at 0x10000, the second
+     * in L's, the third would be run_loop's): not a loop for run_loop,
+     * whose Jcc must be the first to read next_eip */
+    const uint8_t tail_loop_exit[] = { 0xBA, 0, 0, 0, 0, 0x8D, 0x76, 0x00, 0xB9, 4, 0, 0, 0,
+                                       0x43, 0x83, 0xFB, 3, 0x74, 3, 0x49, 0x75, 0xF7, 0xE6,
+                                       0x80, 0xF4 };
     const struct {
         const uint8_t *tail;
         size_t len;
@@ -462,6 +508,8 @@ START_TEST(test_counters_observed_mid_block)
         { tail_fault, sizeof tail_fault, 0 },
         { tail_jumps, sizeof tail_jumps, 0 },
         { tail_jumps, sizeof tail_jumps, 0x10000 + sizeof head + 7 },   /* the second inc */
+        { tail_loop, sizeof tail_loop, 0 },
+        { tail_loop_exit, sizeof tail_loop_exit, 0 },
     };
     for (size_t t = 0; t < G_N_ELEMENTS(tails); t++) {
         uint8_t code[64];
@@ -469,7 +517,7 @@ START_TEST(test_counters_observed_mid_block)
         memcpy(code, head, len);
         memcpy(code + len, tails[t].tail, tails[t].len);
         len += tails[t].len;
-        for (uint64_t budget = 1; budget <= 20; budget++)
+        for (uint64_t budget = 1; budget <= 26; budget++)
             for (uint64_t slice = 1; slice <= budget; slice = slice == budget ? budget + 1 : budget) {
                 char *on = observe_run(code, len, true, budget, slice, tails[t].bp);
                 char *off = observe_run(code, len, false, budget, slice, tails[t].bp);
@@ -489,26 +537,25 @@ END_TEST
  * EIP, as single steps do, and the outer block must not run on. */
 static PortResult nested_run(Cpu *c, uint16_t port, unsigned size, uint32_t val, void *user)
 {
-    (void)port, (void)size, (void)val, (void)user;
+    (void)port, (void)size, (void)val;
     cpu_set_eip(c, 0x10010);
-    cpu_run(c, 2);
+    cpu_run(c, *(const uint64_t *)user);
     return PORT_OK;
 }
 
-static char *nested_figures(bool on)
+static char *nested_figures(bool on, const uint8_t *sub, size_t sub_len, uint64_t sub_budget)
 {
     PhysMem *pm = physmem_new();
     Mmu *m = mmu_new(pm, NULL);
     Cpu *c = cpu_new(m, NULL);
     cpu_set_decode_cache(c, on);
     /* 0x10000: inc ecx; out 0x81, al; inc ecx; inc ecx; add esi, ecx; hlt
-     * 0x10010: inc edi; inc edi; inc edi; add esi, edi; hlt */
+     * 0x10010: sub (run by the hook with sub_budget steps) */
     uint8_t code[32] = { 0x41, 0xE6, 0x81, 0x41, 0x41, 0x01, 0xCE, 0xF4 };
-    const uint8_t sub[] = { 0x47, 0x47, 0x47, 0x01, 0xFE, 0xF4 };
-    memcpy(code + 16, sub, sizeof sub);
+    memcpy(code + 16, sub, sub_len);
     physmem_write(pm, 0x20000, code, sizeof code);
     paging_on(c, pm);
-    cpu_port_register(c, 0x81, 1, NULL, nested_run, NULL);
+    cpu_port_register(c, 0x81, 1, NULL, nested_run, &sub_budget);
     GString *log = g_string_new(NULL);
     for (int pass = 0; pass < 3; pass++) {     /* later passes run decoded blocks */
         cpu_set_eip(c, 0x10000);
@@ -526,10 +573,31 @@ static char *nested_figures(bool on)
 
 START_TEST(test_run_inside_hook)
 {
-    char *on = nested_figures(true), *off = nested_figures(false);
-    ck_assert_msg(!strcmp(on, off), "cache on:\n%s\ncache off:\n%s", on, off);
-    g_free(on);
-    g_free(off);
+    /* inc edi; inc edi; inc edi; add esi, edi; hlt */
+    const uint8_t straight[] = { 0x47, 0x47, 0x47, 0x01, 0xFE, 0xF4 };
+    /* L: inc edi; add esi, edi; test edi, 3; jnz L; hlt: the inner run stops
+     * in a loop that goes round in its block (run_loop), at every
+     * instruction, or when it falls through */
+    const uint8_t loop[] = { 0x47, 0x01, 0xFE, 0xF7, 0xC7, 3, 0, 0, 0, 0x75, 0xF5, 0xF4 };
+    /* L: add edi, 0x400; mov eax, [edi + 0xFC00]; jmp L: the load faults
+     * (a triple fault: no IDT) in the loop's fifth pass, in run_loop */
+    const uint8_t fault[] = { 0x81, 0xC7, 0x00, 0x04, 0, 0, 0x8B, 0x87, 0x00, 0xFC, 0, 0,
+                              0xEB, 0xF2 };
+    const struct {
+        const uint8_t *sub;
+        size_t len;
+        uint64_t budgets;
+    } subs[] = { { straight, sizeof straight, 2 }, { loop, sizeof loop, 12 },
+                 { fault, sizeof fault, 16 } };
+    for (size_t t = 0; t < G_N_ELEMENTS(subs); t++)
+        for (uint64_t budget = 1; budget <= subs[t].budgets; budget++) {
+            char *on = nested_figures(true, subs[t].sub, subs[t].len, budget);
+            char *off = nested_figures(false, subs[t].sub, subs[t].len, budget);
+            ck_assert_msg(!strcmp(on, off), "sub %zu budget %" G_GUINT64_FORMAT
+                          ":\ncache on:\n%s\ncache off:\n%s", t, budget, on, off);
+            g_free(on);
+            g_free(off);
+        }
 }
 END_TEST
 
