@@ -359,12 +359,13 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
         c->block_exit = 0;
         if (LIKELY(memo->key == key && (memo->ok >> ACCESS_EXEC & 1) &&
                    memo->sgen == *memo->gen && memo->pa == frame)) {
-            /* block_fetch_insn's hit, refs of them */
+            /* block_fetch_insn's hit, refs of them. fetch_page, fetch_pa
+             * and fetch_host already hold what it would store: the
+             * first pass's references (block_fetch_insn, at the top) left
+             * lin0's page, frame and frame's host page (non-NULL: frames
+             * never move), and nothing since has changed them. */
             mmu_memo_hit_n(c->mmu, memo, ACCESS_EXEC, refs);
             c->fetch_blk = blk_last0;
-            c->fetch_page = lin0 & ~(PAGE_SIZE - 1);
-            c->fetch_pa = frame;
-            c->fetch_host = memo->host;
         } else {
             commit_acc(c, b, 0, user, eip0, acc, acc_cyc);
             acc = acc_cyc = 0;
