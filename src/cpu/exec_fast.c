@@ -58,10 +58,19 @@ static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t
     return XR_OK;
 }
 
-static HANDLER(h_load32)
+/* The EA of a dword load or store; base_only: the Insn has no index
+ * register (index == REG_NONE, whose r[] is 0: insn_ea without its shift
+ * and add). */
+static inline __attribute__((always_inline)) uint32_t ea32(const Cpu *c, const Insn *i,
+                                                           bool base_only)
+{
+    return base_only ? c->r[i->base] + i->disp : insn_ea(c, i);
+}
+
+static inline __attribute__((always_inline)) int load32(Cpu *c, const Insn *i, bool base_only)
 {
     const SegCache *s = &c->seg[i->seg];
-    uint32_t lin = s->base + insn_ea(c, i);
+    uint32_t lin = s->base + ea32(c, i, base_only);
     if (UNLIKELY(!(s->flags & SEGF_FLAT_R) || !in_page(lin, 4)))
         return h_mov_r_rm(c, i);
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_READ, c->cpl);
@@ -73,6 +82,9 @@ static HANDLER(h_load32)
     memcpy(&c->r[i->reg], p, 4);
     return XR_OK;
 }
+
+static HANDLER(h_load32) { return load32(c, i, false); }
+static HANDLER(h_load32_b) { return load32(c, i, true); }
 
 static __attribute__((noinline)) int store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
@@ -90,10 +102,10 @@ static __attribute__((noinline)) int store32_memo(Cpu *c, const Insn *i, uint32_
     return XR_OK;
 }
 
-static HANDLER(h_store32)
+static inline __attribute__((always_inline)) int store32(Cpu *c, const Insn *i, bool base_only)
 {
     const SegCache *s = &c->seg[i->seg];
-    uint32_t lin = s->base + insn_ea(c, i);
+    uint32_t lin = s->base + ea32(c, i, base_only);
     if (UNLIKELY(!(s->flags & SEGF_FLAT_W) || !in_page(lin, 4)))
         return h_mov_rm_r(c, i);
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_WRITE, c->cpl);
@@ -106,6 +118,9 @@ static HANDLER(h_store32)
     note_code_write(c, p);
     return XR_OK;
 }
+
+static HANDLER(h_store32) { return store32(c, i, false); }
+static HANDLER(h_store32_b) { return store32(c, i, true); }
 
 /* The host address of a dword data reference at seg:off when it needs no
  * call at all: a flat segment, the dword inside a page, a memo, and the
@@ -354,9 +369,9 @@ void cpu_specialize(Insn *d)
     if (d->size != 4)
         return;
     if (f == h_mov_rm_r)
-        d->fn = d->mem ? h_store32 : h_mov_rm32_r32;
+        d->fn = !d->mem ? h_mov_rm32_r32 : d->index == REG_NONE ? h_store32_b : h_store32;
     else if (f == h_mov_r_rm)
-        d->fn = d->mem ? h_load32 : h_mov_r32_rm32;
+        d->fn = !d->mem ? h_mov_r32_rm32 : d->index == REG_NONE ? h_load32_b : h_load32;
     else if (f == h_mov_r_imm)
         d->fn = h_mov_r32_imm;
     else if (f == h_alu_rm_r && !d->mem)
@@ -382,7 +397,8 @@ void cpu_specialize(Insn *d)
 bool cpu_fast_handler(InsnFn fn)
 {
     static const InsnFn fast[] = {
-        h_mov_rm32_r32, h_mov_r32_rm32, h_mov_r32_imm, h_load32, h_store32,
+        h_mov_rm32_r32, h_mov_r32_rm32, h_mov_r32_imm, h_load32, h_store32, h_load32_b,
+        h_store32_b,
         h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_inc_r32, h_dec_r32,
         h_test_r32_r32, h_jcc32, h_cmov_r32_r32, h_push_r32, h_pop_r32,
     };
