@@ -194,9 +194,10 @@ static HANDLER(h_alu_r32_imm)
 
 /* 03 /r etc. with a memory source: the hit that calls nothing here; else
  * the generic handler (a tail call, nothing done yet). */
-static HANDLER(h_alu_r32_m32)
+static inline __attribute__((always_inline)) int alu_r32_m32(Cpu *c, const Insn *i,
+                                                              bool base_only)
 {
-    const uint8_t *p = dword_hit(c, i->seg, insn_ea(c, i), ACCESS_READ);
+    const uint8_t *p = dword_hit(c, i->seg, ea32(c, i, base_only), ACCESS_READ);
     if (UNLIKELY(!p))
         return h_alu_r_rm(c, i);
     uint32_t b;
@@ -206,6 +207,9 @@ static HANDLER(h_alu_r32_m32)
         c->r[i->reg] = r;
     return XR_OK;
 }
+
+static HANDLER(h_alu_r32_m32) { return alu_r32_m32(c, i, false); }
+static HANDLER(h_alu_r32_m32_b) { return alu_r32_m32(c, i, true); }
 
 /* CF of the lazy state for the producers cpu_cf inlines; -1 for the
  * others (flags_cf, out of line). Kept apart so that INC/DEC's fast path
@@ -377,7 +381,8 @@ void cpu_specialize(Insn *d)
     else if (f == h_alu_rm_r && !d->mem)
         d->fn = alu_pick(alu_rr, d->op, h_alu_r32_r32);
     else if (f == h_alu_r_rm)
-        d->fn = d->mem ? h_alu_r32_m32 : alu_pick(alu_rrm, d->op, h_alu_r32_rm32);
+        d->fn = !d->mem ? alu_pick(alu_rrm, d->op, h_alu_r32_rm32)
+                : d->index == REG_NONE ? h_alu_r32_m32_b : h_alu_r32_m32;
     else if (f == h_alu_rm_imm && !d->mem)
         d->fn = alu_pick(alu_ri, d->op, h_alu_r32_imm);
     else if (f == h_test_rm_r && !d->mem)
@@ -399,7 +404,8 @@ bool cpu_fast_handler(InsnFn fn)
     static const InsnFn fast[] = {
         h_mov_rm32_r32, h_mov_r32_rm32, h_mov_r32_imm, h_load32, h_store32, h_load32_b,
         h_store32_b,
-        h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_inc_r32, h_dec_r32,
+        h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_alu_r32_m32_b,
+        h_inc_r32, h_dec_r32,
         h_test_r32_r32, h_jcc32, h_cmov_r32_r32, h_push_r32, h_pop_r32,
     };
     for (size_t k = 0; k < G_N_ELEMENTS(fast); k++)

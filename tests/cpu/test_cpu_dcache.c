@@ -282,6 +282,50 @@ START_TEST(test_page_loops)
 }
 END_TEST
 
+/* Dword loads, stores and ALU sources with and without an index register
+ * (exec_fast.c's handlers compute the EA without one as base + disp), each
+ * form twice so that the second finds its memo and line. Exit 0 only if
+ * every value is the right one. */
+static const char *indexed_source =
+    "BITS 32\n"
+    "section .data\n"
+    "arr: dd 1, 2, 3, 4\n"
+    "section .text\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov esi, arr\n"
+    "    mov ecx, 2\n"
+    "    xor eax, eax\n"
+    "    add eax, [esi + ecx * 4]\n"
+    "    add eax, [esi + ecx * 4]\n"
+    "    add eax, [esi + 4]\n"
+    "    add eax, [esi + 4]\n"
+    "    mov edx, [esi + ecx * 4 + 4]\n"
+    "    mov edx, [esi + ecx * 4 + 4]\n"
+    "    add eax, edx\n"
+    "    mov edi, [esi + 8]\n"
+    "    mov edi, [esi + 8]\n"
+    "    add eax, edi\n"
+    "    mov [esi + ecx * 4 - 8], eax\n"
+    "    mov [esi + ecx * 4 - 8], eax\n"
+    "    mov [esi + 4], ecx\n"
+    "    mov [esi + 4], ecx\n"
+    "    cmp eax, 3 + 3 + 2 + 2 + 4 + 3\n"
+    "    jne fail\n"
+    "    cmp dword [arr], 17\n"
+    "    jne fail\n"
+    "    cmp dword [arr + 4], 2\n"
+    "    jne fail\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n"
+    "fail:\n"
+    "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n";
+
+START_TEST(test_indexed_operands)
+{
+    compare_source("indexed.asm", indexed_source);
+}
+END_TEST
+
 /* Remapping and writes from outside the guest: a code page's PTE is pointed
  * at another frame (with INVLPG), and a frame is rewritten with physmem
  * writes; the core must run the new code each time, cache on or off. */
@@ -618,6 +662,7 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_self_modifying);
     tcase_add_test(t, test_jump_to_next);
     tcase_add_test(t, test_page_loops);
+    tcase_add_test(t, test_indexed_operands);
     tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
