@@ -6,6 +6,13 @@
  * tests run through them. */
 #include "cpu/cpu_priv.h"
 
+/* GCC's SLP vectorizer packs the lazy flags' result and operand into one
+ * 8-byte store through SSE registers (movd, movd, punpckldq, movq): two
+ * instructions more than two 4-byte stores in every ALU handler here. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 static inline uint32_t alu32(Cpu *c, unsigned op, uint32_t a, uint32_t b)
 {
     uint32_t r;
