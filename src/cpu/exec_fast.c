@@ -223,6 +223,13 @@ static HANDLER(h_alu_r32_m32_b) { return alu_r32_m32(c, i, true); }
  * calls nothing (no register saves). */
 static inline int cf_inline(const Cpu *c)
 {
+    /* ADD and SUB/CMP (the commonest producers before an INC/DEC, as a
+     * loop's counter steps after its pointer) before the switch's table
+     * jump. */
+    if (c->cc.op == CC_ADD)
+        return c->cc.res < c->cc.a;
+    if (c->cc.op == CC_SUB)
+        return c->cc.a < c->cc.b;
     switch (c->cc.op) {
     case CC_EAGER: return (c->eflags & EFLAGS_CF) != 0;
     case CC_LOGIC: return 0;

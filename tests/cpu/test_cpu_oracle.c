@@ -182,6 +182,20 @@ START_TEST(test_unary)
                 }
     uint32_t r[8] = { 0x12345678 };
     add(s, 0, 0, r, "inc esi\ndec edi\ninc ch\ndec dh");
+    /* INC/DEC right after ADD, SUB or CMP keep the CF these leave
+     * (exec_fast.c's INC/DEC work it out from their lazy state), at its
+     * edges: a carry or none with b = 0, a == b, a just below or above b */
+    static const uint32_t ab[][2] = { { 0, 0 }, { 5, 0 }, { 0xFFFFFFFFu, 1 }, { 0xFFFFFFFFu, 0 },
+                                      { 1, 0xFFFFFFFFu }, { 3, 3 }, { 2, 3 }, { 3, 2 },
+                                      { 0x80000000u, 0x80000000u } };
+    static const char *const pre[] = { "add", "sub", "cmp" };
+    for (unsigned k = 0; k < G_N_ELEMENTS(ab); k++)
+        for (unsigned p = 0; p < G_N_ELEMENTS(pre); p++)
+            for (uint32_t cf = 0; cf < 2; cf++) {
+                uint32_t rr[8] = { ab[k][0], 7, 0, ab[k][1] };
+                add(s, 0, cf ? CF : 0, rr, "%s eax, ebx\ndec ecx", pre[p]);
+                add(s, 0, cf ? CF : 0, rr, "%s eax, ebx\ninc ecx", pre[p]);
+            }
     run_set(s, NONE_EXCLUDED);
 }
 END_TEST
