@@ -550,8 +550,8 @@ int cpu_decode_quiet(Cpu *c, uint32_t eip, const uint8_t *page, Insn *out);
 void cpu_specialize(Insn *d);
 /* Whether fn is one of exec_fast.c's handlers (all pure in block.c's sense). */
 bool cpu_fast_handler(InsnFn fn);
-/* Whether fn is exec_fast.c's Jcc, the one of its handlers that reads
- * Cpu.next_eip. */
+/* Whether fn is one of exec_fast.c's Jcc handlers, the ones of its
+ * handlers that read Cpu.next_eip. */
 bool cpu_fast_jcc(InsnFn fn);
 
 /* ---- cpu.c / block.c ---- */

@@ -321,6 +321,22 @@ static inline int cond_inline(const Cpu *c, unsigned cond)
     return -1;
 }
 
+/* The rest of h_jcc once the condition is known (take): charge the
+ * not-taken cost, or jump with a flat CS; anything else goes to h_jcc
+ * itself (a tail call, nothing done yet). */
+static inline __attribute__((always_inline)) int jcc32_take(Cpu *c, const Insn *i, bool take)
+{
+    if (!take) {
+        cpu_charge(c, c->cost.alu);
+        return XR_OK;
+    }
+    if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
+        return h_jcc(c, i);
+    cpu_jump(c, c->next_eip + i->imm);
+    cpu_charge(c, c->cost.branch);
+    return XR_OK;
+}
+
 /* Jcc with a 32-bit operand and a flat CS, as h_jcc does it; anything
  * else goes to h_jcc itself (a tail call, nothing done yet). */
 static HANDLER(h_jcc32)
@@ -335,15 +351,23 @@ static HANDLER(h_jcc32)
         take = ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
     else
         return h_jcc(c, i);
-    if (!take) {
-        cpu_charge(c, c->cost.alu);
-        return XR_OK;
-    }
-    if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
+    return jcc32_take(c, i, take);
+}
+
+/* JE and JNE (cond 4, 5), h_jcc32's first case with the condition a
+ * constant. */
+static HANDLER(h_je32)
+{
+    if (UNLIKELY(c->cc.op == CC_EAGER))
         return h_jcc(c, i);
-    cpu_jump(c, c->next_eip + i->imm);
-    cpu_charge(c, c->cost.branch);
-    return XR_OK;
+    return jcc32_take(c, i, c->cc.res == 0);
+}
+
+static HANDLER(h_jne32)
+{
+    if (UNLIKELY(c->cc.op == CC_EAGER))
+        return h_jcc(c, i);
+    return jcc32_take(c, i, c->cc.res != 0);
 }
 
 /* CMOVcc r32, r32, as h_cmov does it (the source is a register: nothing
@@ -381,7 +405,7 @@ void cpu_specialize(Insn *d)
 {
     InsnFn f = d->fn;
     if (f == h_jcc && d->size == 4) {
-        d->fn = h_jcc32;
+        d->fn = d->op == 4 ? h_je32 : d->op == 5 ? h_jne32 : h_jcc32;
         return;
     }
     if (d->size != 4)
@@ -420,7 +444,7 @@ bool cpu_fast_handler(InsnFn fn)
         h_store32_b,
         h_alu_r32_r32, h_alu_r32_rm32, h_alu_r32_imm, h_alu_r32_m32, h_alu_r32_m32_b,
         h_inc_r32, h_dec_r32,
-        h_test_r32_r32, h_jcc32, h_cmov_r32_r32, h_push_r32, h_pop_r32,
+        h_test_r32_r32, h_jcc32, h_je32, h_jne32, h_cmov_r32_r32, h_push_r32, h_pop_r32,
     };
     for (size_t k = 0; k < G_N_ELEMENTS(fast); k++)
         if (fn == fast[k])
@@ -433,5 +457,5 @@ bool cpu_fast_handler(InsnFn fn)
 
 bool cpu_fast_jcc(InsnFn fn)
 {
-    return fn == h_jcc32;        /* the others do not touch it */
+    return fn == h_jcc32 || fn == h_je32 || fn == h_jne32;   /* the others do not touch it */
 }

@@ -464,6 +464,9 @@ static void add_misc_flags(OracleSet *s)
         add(s, 0, f[k], r, "sahf");
         add(s, 0, f[k], r, "cmc\nsetc cl\nclc\nsetc ch\nstc\nsetc dl");
         add(s, 0, f[k], r, "salc");
+        /* JE/JNE on flags that are not lazy (as set, and after SAHF) */
+        add(s, 0, f[k], r, "je .e\nmov ecx, 1\n.e: jne .n\nmov edx, 1\n.n:");
+        add(s, 0, f[k], r, "sahf\nje .e\nmov ecx, 1\n.e: jne .n\nmov edx, 1\n.n:");
     }
     /* LOOP family and JECXZ. */
     static const uint32_t counts[] = { 0, 1, 5 };
