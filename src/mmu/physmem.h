@@ -74,7 +74,7 @@ static inline uint64_t physmem_read64_aligned(const PhysMem *pm, uint64_t pa)
  * must be frame-aligned and below PHYS_ADDR_LIMIT, as the address field of
  * a paging-structure entry is (e.g. e & PAE_ADDR_4K): no masking needed,
  * which saves the walker a few instructions per level. */
-static inline const uint8_t *physmem_frame_peek_base(const PhysMem *pm, uint64_t base)
+static inline __attribute__((always_inline)) const uint8_t *physmem_frame_peek_base(const PhysMem *pm, uint64_t base)
 {
     uint8_t **c = pm->chunk[base >> (PAGE_SHIFT + PHYSMEM_L2_BITS)];
     return c ? c[(base >> PAGE_SHIFT) & ((1u << PHYSMEM_L2_BITS) - 1)] : NULL;
