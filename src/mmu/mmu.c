@@ -44,6 +44,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
         default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
     m->pm = pm;
+    m->hints.pd.base = m->hints.pt.base = PAE_NO_HINT;
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
@@ -413,7 +414,7 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     PaeFast w;
     if (!t ||
         t->missed != (KEY_VALID | (lin & ~(uint32_t)(PAGE_SIZE - 1)) | m->pcid) ||
-        !pae_walk_fast_lean(&m->regs, m->pm, lin, access, cpl, &w))
+        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, lin, access, cpl, &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);

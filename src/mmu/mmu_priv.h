@@ -15,6 +15,7 @@
 
 #include "mmu/cache_priv.h"
 #include "mmu/mmu.h"
+#include "mmu/pae_priv.h"
 #include "tlb/hier_priv.h"
 
 /* Memos of first-level TLB hits, a small direct-mapped table per side
@@ -77,6 +78,7 @@ struct Mmu {
                                   * array whose misses the fused miss path
                                   * takes (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
+    PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
     MmuStats stats;
 };
 
