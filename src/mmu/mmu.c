@@ -45,6 +45,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     Mmu *m = g_new0(Mmu, 1);
     m->pm = pm;
     m->hints.pd.base = m->hints.pt.base = PAE_NO_HINT;
+    m->fast_masks = pae_fast_masks_for(&m->regs);
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
@@ -193,6 +194,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     m->cr0 = cr0;
     m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
+    m->fast_masks = pae_fast_masks_for(&m->regs);
     memo_clear(m);
     return true;
 }
@@ -213,6 +215,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
     m->regs.nxe = (efer & EFER_NXE) != 0;
+    m->fast_masks = pae_fast_masks_for(&m->regs);
     memo_clear(m);
 }
 
@@ -228,22 +231,14 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
 }
 
 /* Remember the entry in slot of t (the side's first-level array the hit
- * path probes, whose hits are taken inline), whose rights and dirty bit
- * are us, rw, nx and dirty, for the page of lin at cpl; stamp: the slot's
- * stamp (&t->stamps[slot]) or NULL (no stamps); host: the page's frame,
- * which exists. */
-static MMU_INLINE void memo_put_bits(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
-                                     Access access, int cpl, bool us, bool rw, bool nx,
-                                     bool dirty, uint64_t *stamp, uint64_t pa, uint8_t *host)
+ * path probes, whose hits are taken inline), for the page of lin at cpl:
+ * ok, the accesses it answers (memo_ok); stamp: the slot's stamp
+ * (&t->stamps[slot]) or NULL (no stamps); host: the page's frame, which
+ * exists. */
+static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
+                                   Access access, int cpl, unsigned ok, uint64_t *stamp,
+                                   uint64_t pa, uint8_t *host)
 {
-    unsigned side = access == ACCESS_EXEC;
-    /* mmu_rights_ok for each access the side makes, and for a write the
-     * dirty bit tlb_hit_fast requires. */
-    bool user = cpl == 3, any = !user || us;
-    unsigned ok = side ? (unsigned)(any && !(m->regs.nxe && nx)) << ACCESS_EXEC
-                       : (unsigned)any << ACCESS_READ |
-                         (unsigned)(any && dirty && (rw || (!user && !m->regs.wp)))
-                             << ACCESS_WRITE;
     MmuMemo *mm = mmu_memo_at(m, lin, access);
     mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
     mm->sgen = t->sgen[slot];
@@ -255,6 +250,27 @@ static MMU_INLINE void memo_put_bits(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
     mm->clock = t->clock;
     mm->pa = pa;
     mm->host = host;
+}
+
+/* The memo's `ok`: mmu_rights_ok for each access the side makes, and for
+ * a write the dirty bit tlb_hit_fast requires. */
+static MMU_INLINE unsigned memo_ok(const Mmu *m, Access access, int cpl, bool us, bool rw,
+                                   bool nx, bool dirty)
+{
+    bool user = cpl == 3, any = !user || us;
+    if (access == ACCESS_EXEC)
+        return (unsigned)(any && !(m->regs.nxe && nx)) << ACCESS_EXEC;
+    return (unsigned)any << ACCESS_READ |
+           (unsigned)(any && dirty && (rw || (!user && !m->regs.wp))) << ACCESS_WRITE;
+}
+
+/* memo_put_ok with memo_ok's bits for rights us, rw, nx and dirty. */
+static MMU_INLINE void memo_put_bits(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
+                                     Access access, int cpl, bool us, bool rw, bool nx,
+                                     bool dirty, uint64_t *stamp, uint64_t pa, uint8_t *host)
+{
+    memo_put_ok(m, t, slot, lin, access, cpl, memo_ok(m, access, cpl, us, rw, nx, dirty),
+                stamp, pa, host);
 }
 
 /* memo_put_bits of entry e. */
@@ -401,8 +417,21 @@ static MMU_INLINE Fused fused_place(Mmu *m, Tlb *t, unsigned slot, uint32_t lin,
     *pa = w->frame | (lin & (PAGE_SIZE - 1));
     uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w->frame);
     *host = fr;
-    if (G_LIKELY(fr))
-        memo_put_bits(m, t, slot, lin, access, cpl, us, rw, nx, dirty, stamp, w->frame, fr);
+    if (G_LIKELY(fr)) {
+        /* memo_ok, less what the fast walk's success for this access
+         * implies (pae_priv.h): it permitted the access (so U/S at every
+         * level for a user access, R/W where a write needs it, no XD on a
+         * fetch) and, on a write, found D set. So a read or write also
+         * permits a read, and only a read's write bit is left to work
+         * out. */
+        unsigned ok = access == ACCESS_EXEC ? 1u << ACCESS_EXEC
+                      : access == ACCESS_WRITE
+                          ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
+                          : 1u << ACCESS_READ |
+                                (unsigned)(dirty && (rw || (cpl != 3 && !m->regs.wp)))
+                                    << ACCESS_WRITE;
+        memo_put_ok(m, t, slot, lin, access, cpl, ok, stamp, w->frame, fr);
+    }
     return FUSED_MEMO;
 }
 
@@ -414,7 +443,8 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     PaeFast w;
     if (!t ||
         t->missed != (KEY_VALID | (lin & ~(uint32_t)(PAGE_SIZE - 1)) | m->pcid) ||
-        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, lin, access, cpl, &w))
+        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks, lin, access, cpl,
+                              &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);

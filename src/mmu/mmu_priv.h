@@ -79,6 +79,9 @@ struct Mmu {
                                   * takes (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
+    const PaeFastMasks *fast_masks; /* pae_fast_masks_for(&regs): set
+                                  * wherever regs.wp or regs.nxe is (only
+                                  * here, in mmu.c) */
     MmuStats stats;
 };
 

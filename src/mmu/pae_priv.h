@@ -100,12 +100,22 @@ pae_frame_hinted(PaeFrameHint *h, const PhysMem *pm, uint64_t base)
     return f;
 }
 
+/* pae_fast_masks for regs' CR0.WP and EFER.NXE, access READ, CPL < 3:
+ * the base the fast path indexes by access and CPL. The MMU keeps it
+ * beside its registers (Mmu.fast_masks), set wherever WP or NXE is. */
+static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs)
+{
+    return &pae_fast_masks[(unsigned)regs->wp << 1 | (unsigned)regs->nxe];
+}
+
 /* The fast path into a PaeFast: true under the conditions above, having
  * changed nothing either way (out is only written on success). hints:
- * the MMU's frame hints, or NULL. */
+ * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs), or
+ * NULL to work it out. */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, uint32_t lin,
-                     Access access, int cpl, PaeFast *out)
+pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
+                     const PaeFastMasks *masks, uint32_t lin, Access access, int cpl,
+                     PaeFast *out)
 {
     uint64_t pdpte = regs->pdpte[lin >> PAE_PDPTE_SHIFT];
     if (!(pdpte & PAE_P))
@@ -118,9 +128,9 @@ pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, ui
     uint64_t pde;
     memcpy(&pde, pdf + pde_off, 8);
 
-    unsigned fi = (unsigned)access << 3 | (unsigned)(cpl == 3) << 2 |
-                  (unsigned)regs->wp << 1 | (unsigned)regs->nxe;
-    const PaeFastMasks *fm = &pae_fast_masks[fi];
+    if (!masks)
+        masks = pae_fast_masks_for(regs);
+    const PaeFastMasks *fm = masks + ((unsigned)access << 3 | (unsigned)(cpl == 3) << 2);
     if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
         /* A 2 MiB page: the PDE is the leaf. */
         if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
@@ -150,7 +160,7 @@ static inline __attribute__((always_inline)) bool
 pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access,
                    int cpl, PaeFast *out)
 {
-    return pae_walk_fast_hinted(regs, pm, NULL, lin, access, cpl, out);
+    return pae_walk_fast_hinted(regs, pm, NULL, NULL, lin, access, cpl, out);
 }
 
 /* What the fast path sets: every field walk_impl sets on success. */
@@ -159,7 +169,7 @@ pae_walk_fast_h(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, uint32_
                 Access access, int cpl, PaeWalk *out)
 {
     PaeFast w;
-    if (!pae_walk_fast_hinted(regs, pm, hints, lin, access, cpl, &w))
+    if (!pae_walk_fast_hinted(regs, pm, hints, NULL, lin, access, cpl, &w))
         return false;
     uint32_t size = w.large ? PAE_PAGE_2M : PAE_PAGE_4K;
     out->refs[0] = (PaeRef){ .paddr = w.pde_pa, .write = false };

@@ -29,6 +29,7 @@
 #define CR0_WP (1u << 16)
 #define CR4_PAE (1u << 5)
 #define CR4_PGE (1u << 7)
+#define EFER_NXE (1ULL << 11)
 
 #define PDPT 0x1000u
 #define PD0 0x2000u              /* PDPTE 0: linear 0 - 1 GiB */
@@ -59,6 +60,8 @@ static uint64_t random_leaf(uint64_t *s, uint64_t frame)
         e |= PAE_G;
     if ((x >> 28) % 60 == 0)
         e |= 1ULL << 40;         /* reserved: #PF with RSVD */
+    if ((x >> 36) % 8 == 0)
+        e |= PAE_XD;             /* reserved unless EFER.NXE */
     return e;
 }
 
@@ -170,6 +173,7 @@ static void run(const char *preset, uint64_t seed)
     Mmu *a = start(pa, p, true), *b = start(pb, p, false);
     uint64_t s = seed * 977 + 1, hits = 0, faults = 0;
     uint32_t cr0 = CR0_PG, cr4 = CR4_PAE | CR4_PGE;
+    uint64_t efer = 0;
     for (int step = 0; step < 40000; step++) {
         uint64_t x = rnd(&s);
         unsigned op = x % 1000;
@@ -217,10 +221,16 @@ static void run(const char *preset, uint64_t seed)
             uint64_t e = random_leaf(&s, FRAMES + 0x1000ull * i);
             physmem_write64(pa, PT_BASE + 8 * i, e);
             physmem_write64(pb, PT_BASE + 8 * i, e);
-        } else if (op < 995) {
+        } else if (op < 994) {
             cr0 ^= CR0_WP;
             ck_assert(mmu_write_cr0(a, cr0, &fa));
             ck_assert(mmu_write_cr0(b, cr0, &fb));
+        } else if (op < 997) {
+            /* NXE: XD becomes a right instead of a reserved bit (the
+             * fast walk's masks, Mmu.fast_masks, change with it). */
+            efer ^= EFER_NXE;
+            mmu_write_efer(a, efer);
+            mmu_write_efer(b, efer);
         } else {
             cr4 ^= CR4_PGE;
             ck_assert(mmu_write_cr4(a, cr4, &fa));
