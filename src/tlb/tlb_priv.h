@@ -268,8 +268,10 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
     int s = probe_key(t, 0, lin, pcid, &key);
     /* An array holding both page sizes (the P4's DTLB) serves the kernel's
      * 2 MiB direct map from here too: the second size, after the first
-     * missed, in tlb_lookup_slow's order. */
-    if (s == NO_SLOT && t->nsizes > 1 && t->nlarge)
+     * missed, in tlb_lookup_slow's order. nlarge counts entries of the
+     * second size, so it is 0 in an array of one size (no test of
+     * nsizes). */
+    if (s == NO_SLOT && t->nlarge)
         s = probe_key(t, 1, lin, pcid, &key1);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
