@@ -233,7 +233,8 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
 /* Remember the entry in slot of t (the side's first-level array the hit
  * path probes, whose hits are taken inline), for the page of lin at cpl:
  * ok, the accesses it answers (memo_ok); stamp: the slot's stamp
- * (&t->stamps[slot]) or NULL (no stamps); host: the page's frame, which
+ * (&t->stamps[slot]) or NULL (no stamps: the memo's stamp and clock are
+ * then the Mmu's sinks, see MmuMemo); host: the page's frame, which
  * exists. */
 static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
                                    Access access, int cpl, unsigned ok, uint64_t *stamp,
@@ -246,8 +247,9 @@ static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
     mm->lat = t->geom.hit_latency;
     mm->gen = &t->sgen[slot];
     mm->hits = &t->fast_hits[TLB_PRIV(cpl)];
-    mm->stamp = stamp;
-    mm->clock = t->clock;
+    /* Without stamps, the sinks (see MmuMemo). */
+    mm->stamp = stamp ? stamp : &m->stamp_sink[0];
+    mm->clock = stamp ? t->clock : &m->stamp_sink[1];
     mm->pa = pa;
     mm->host = host;
 }

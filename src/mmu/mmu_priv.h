@@ -48,8 +48,12 @@ typedef struct {
     const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
     uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
                                   * of access counts hits[2 * access] */
-    uint64_t *stamp;             /* &t->stamps[slot], or NULL (no stamps) */
-    uint64_t *clock;             /* t->clock */
+    uint64_t *stamp;             /* &t->stamps[slot], or &Mmu.stamp_sink[0]
+                                  * when t has no stamps */
+    uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
+                                  * has no stamps: a hit then writes only
+                                  * the sink, which nothing reads, so the
+                                  * hit path need not test for stamps */
     uint64_t pa;                 /* physical address of the page */
     uint8_t *host;               /* its frame */
 } MmuMemo;
@@ -79,6 +83,9 @@ struct Mmu {
                                   * takes (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
+    uint64_t stamp_sink[2];      /* the stamp and clock of memos of arrays
+                                  * without stamps (MmuMemo): written, never
+                                  * read */
     const PaeFastMasks *fast_masks; /* pae_fast_masks_for(&regs): set
                                   * wherever regs.wp or regs.nxe is (only
                                   * here, in mmu.c) */
@@ -121,8 +128,7 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
 TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n)
 {
     mm->hits[2 * access] += n;
-    if (mm->stamp)
-        *mm->stamp = *mm->clock += n;
+    *mm->stamp = *mm->clock += n;        /* or the sinks: no stamps */
     m->stats.cycles += (uint64_t)n * mm->lat;
 }
 
@@ -147,12 +153,10 @@ TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access 
     for (unsigned j = 0; j < k; j++) {
         mm[j]->hits[2 * access[j]] += n;
         m->stats.cycles += n * mm[j]->lat;
-        if (mm[j]->stamp)
-            *mm[j]->clock += n - 1;
+        *mm[j]->clock += n - 1;           /* or the sinks: no stamps */
     }
     for (unsigned j = 0; j < k; j++)      /* the last round, as it is made */
-        if (mm[j]->stamp)
-            *mm[j]->stamp = ++*mm[j]->clock;
+        *mm[j]->stamp = ++*mm[j]->clock;
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers

@@ -91,10 +91,10 @@ static void build(PhysMem *pm, uint64_t seed)
                             PAE_PS | PAE_P);
 }
 
-static Mmu *start(PhysMem *pm, const Preset *p, bool shortcuts)
+static Mmu *start(PhysMem *pm, const Preset *p, const TlbHierConfig *cfg, bool shortcuts)
 {
     GError *err = NULL;
-    Mmu *m = mmu_new_full(pm, p, NULL, 7, &err);
+    Mmu *m = mmu_new_full(pm, p, cfg, 7, &err);
     ck_assert_msg(m, "%s", err ? err->message : "");
     mmu_set_shortcuts(m, shortcuts);
     MmuFault f;
@@ -163,14 +163,14 @@ static bool access_both(Mmu *a, Mmu *b, uint32_t lin, Access acc, int cpl, bool 
     return ua != NULL;
 }
 
-static void run(const char *preset, uint64_t seed)
+static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
 {
     Preset *p = preset ? preset_load(preset, NULL) : NULL;
     ck_assert(!preset || p);
     PhysMem *pa = physmem_new(), *pb = physmem_new();
     build(pa, seed);
     build(pb, seed);
-    Mmu *a = start(pa, p, true), *b = start(pb, p, false);
+    Mmu *a = start(pa, p, cfg, true), *b = start(pb, p, cfg, false);
     uint64_t s = seed * 977 + 1, hits = 0, faults = 0;
     uint32_t cr0 = CR0_PG, cr4 = CR4_PAE | CR4_PGE;
     uint64_t efer = 0;
@@ -250,6 +250,23 @@ static void run(const char *preset, uint64_t seed)
     preset_free(p);
 }
 
+static void run(const char *preset, uint64_t seed) { run_cfg(preset, NULL, seed); }
+
+/* One 64-entry fully associative array per side holding both sizes, with
+ * a policy whose hit needs no stamp (FIFO, random): the fused path and
+ * memos serve it, and its memos' stamps and clocks are the Mmu's sinks
+ * (mmu_priv.h). */
+static void run_policy(const char *policy, uint64_t seed)
+{
+    TlbGeom g = { .entries = 64, .ways = 64, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
+    TlbHierConfig c = { .itlb_4k = g, .dtlb_4k = g, .policy = policy };
+    run_cfg(NULL, &c, seed);
+}
+
+START_TEST(fifo_fused_path_matches_general) { run_policy("fifo", 6); }
+END_TEST
+START_TEST(random_fused_path_matches_general) { run_policy("random", 7); }
+END_TEST
 START_TEST(p4_fused_path_matches_general) { run("p4-northwood", 1); }
 END_TEST
 START_TEST(p4_fused_path_matches_general_2) { run("p4-northwood", 2); }
@@ -274,6 +291,8 @@ int main(void)
     tcase_add_test(tc, default_fused_path_matches_general);
     tcase_add_test(tc, skylake_matches_general);
     tcase_add_test(tc, p3_matches_general);
+    tcase_add_test(tc, fifo_fused_path_matches_general);
+    tcase_add_test(tc, random_fused_path_matches_general);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
