@@ -100,7 +100,7 @@ static void memo_clear(Mmu *m)
 {
     for (unsigned side = 0; side < 2; side++)
         for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
-            m->memo[side][i].key = MEMO_NONE;
+            m->memo[side][i].key[0] = m->memo[side][i].key[1] = MEMO_NONE;
 }
 
 void mmu_set_shortcuts(Mmu *m, bool on)
@@ -241,9 +241,12 @@ static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
                                    uint64_t pa, uint8_t *host)
 {
     MmuMemo *mm = mmu_memo_at(m, lin, access);
-    mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    uint32_t key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    /* ok's bit for each key: READ or EXEC (bits 0, 2) for key[0], WRITE
+     * for key[1]. */
+    mm->key[0] = ok & (1u << ACCESS_READ | 1u << ACCESS_EXEC) ? key : MEMO_NONE;
+    mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
     mm->sgen = t->sgen[slot];
-    mm->ok = (uint8_t)ok;
     mm->lat = t->geom.hit_latency;
     mm->gen = &t->sgen[slot];
     mm->hits = &t->fast_hits[TLB_PRIV(cpl)];

@@ -33,17 +33,20 @@
  * mmu.c). No other slot can start answering the page
  * meanwhile: at most one slot answers a page (a fill of the page replaces
  * its entry in place). The memo then skips the probe, the rights check
- * (done when the memo was made, for each access type: `ok` has a bit per
- * Access that the hit path would take) and the frame lookup, and does what
+ * (done when the memo was made, for each access type: `key` holds the
+ * page for each Access that the hit path would take, MEMO_NONE for the
+ * others) and the frame lookup, and does what
  * the hit path does on that hit: tlb_hier_count_hit's count and stamp
  * (through pointers kept in the memo) and the hit latency. Frames never move once
  * they exist (physmem.h), so `host` stays valid; no memo is made for a
  * frame never written (its host page does not exist yet). */
 typedef struct {
-    uint32_t key;                /* linear page | CPL (0-3), compared at
-                                  * once; MEMO_NONE when empty */
+    uint32_t key[2];             /* [MEMO_KEY(access)]: linear page | CPL
+                                  * (0-3), compared at once, if the memo
+                                  * answers that access, else MEMO_NONE (so
+                                  * the rights are in the compare); both
+                                  * MEMO_NONE when empty */
     uint32_t sgen;               /* *gen when made */
-    uint8_t ok;                  /* 1 << access for each access it answers */
     unsigned lat;                /* t->geom.hit_latency */
     const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
     uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
@@ -59,6 +62,9 @@ typedef struct {
 } MmuMemo;
 
 #define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
+/* A memo's key for an access: a data memo's READ and WRITE keys, an
+ * instruction memo's (its own table) EXEC key in key[0]. */
+#define MEMO_KEY(access) ((unsigned)(access) & 1u)
 #define MEMO_BITS 6              /* 64 per side: with 16, a syscall's stack,
                                   * task, descriptor and user pages still
                                   * collided (a 3G/1G null syscall made 2.6 %
@@ -116,8 +122,8 @@ TLB_HOT MmuMemo *mmu_memo_at(Mmu *m, uint32_t lin, Access access)
 TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cpl)
 {
     const MmuMemo *mm = mmu_memo_at(m, lin, access);
-    if (mm->key == ((lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl) &&
-        (mm->ok >> access & 1) && mm->sgen == *mm->gen)
+    if (mm->key[MEMO_KEY(access)] == ((lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl) &&
+        mm->sgen == *mm->gen)
         return mm;
     return NULL;
 }
