@@ -82,7 +82,8 @@ TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
 {
     Tlb *t = h->side[access == ACCESS_EXEC].small;
     const TlbEntry *e;
-    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast(t, lin, pcid, access, cpl)))) {
+    /* t holds 4 KiB pages, its first size (hierarchy.c's add_array). */
+    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast_4k(t, lin, pcid, access, cpl)))) {
         /* The hierarchy's counts are derived from t's (see above). */
         *extra_cycles = t->geom.hit_latency;
         return e;
