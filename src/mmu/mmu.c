@@ -555,15 +555,20 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     return true;
 }
 
-/* A copy per access type, as mmu_access_nomemo. */
-bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
-                          MmuFault *f)
+/* A copy per access type, as mmu_access_nomemo (mmu_priv.h picks one). */
+bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    switch (access) {
-    case ACCESS_READ: return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
-    case ACCESS_WRITE: return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
-    default: return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
-    }
+    return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
+}
+
+bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+{
+    return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
+}
+
+bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+{
+    return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -665,14 +670,22 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
 
 /* A copy of the path per access type: its tests of the type (rights,
  * memo bits, the walker's masks, counters' indices, the cache reference)
- * are then constants. pageloop's miss: 23 host instructions fewer. */
-uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
+ * are then constants. pageloop's miss: 23 host instructions fewer.
+ * mmu_access_nomemo (mmu_priv.h) picks the copy inline, so a caller with
+ * a constant type calls its copy straight away. */
+uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    switch (access) {
-    case ACCESS_READ: return access_nomemo(m, lin, ACCESS_READ, cpl, f);
-    case ACCESS_WRITE: return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
-    default: return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
-    }
+    return access_nomemo(m, lin, ACCESS_READ, cpl, f);
+}
+
+uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+{
+    return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
+}
+
+uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+{
+    return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

@@ -166,11 +166,35 @@ TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access 
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
- * (a first-level hit on the TLB's own hit path, or the miss path). */
-bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                          uint64_t *pa, MmuFault *f);
-uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                           MmuFault *f);
+ * (a first-level hit on the TLB's own hit path, or the miss path), one
+ * copy per access type, picked inline below (no dispatch at all when the
+ * caller's type is a constant). */
+bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+
+TLB_HOT bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                  uint64_t *pa, MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return mmu_translate_nomemo_read(m, lin, cpl, pa, f);
+    case ACCESS_WRITE: return mmu_translate_nomemo_write(m, lin, cpl, pa, f);
+    default: return mmu_translate_nomemo_exec(m, lin, cpl, pa, f);
+    }
+}
+
+TLB_HOT uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                   MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return mmu_access_nomemo_read(m, lin, cpl, f);
+    case ACCESS_WRITE: return mmu_access_nomemo_write(m, lin, cpl, f);
+    default: return mmu_access_nomemo_exec(m, lin, cpl, f);
+    }
+}
 
 /* mmu_translate (mmu.h) with a memo's hit inline. */
 TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
