@@ -441,13 +441,16 @@ static MMU_INLINE Fused fused_place(Mmu *m, Tlb *t, unsigned slot, uint32_t lin,
 }
 
 static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
-                                   uint64_t *pa, const TlbEntry **l1, uint8_t **host)
+                                   bool missed, uint64_t *pa, const TlbEntry **l1,
+                                   uint8_t **host)
 {
     TlbHierarchy *h = m->tlb;
     Tlb *t = m->sole[access == ACCESS_EXEC];
     PaeFast w;
-    if (!t ||
-        t->missed != (KEY_VALID | (lin & ~(uint32_t)(PAGE_SIZE - 1)) | m->pcid) ||
+    /* missed: tlb_hier_hit_fast_m just found no entry for the page in
+     * the side's small array, which t is when set: its t->missed is the
+     * page's probe key (what tlb_fill_fresh requires). */
+    if (!missed || !t ||
         !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks, lin, access, cpl,
                               &w))
         return FUSED_NO;
@@ -533,16 +536,17 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
                                         uint64_t *pa, MmuFault *f)
 {
     unsigned extra;
+    bool missed = false;         /* set by tlb_hier_hit_fast_m */
     const TlbEntry *e;
     if (G_LIKELY(m->paging) &&
-        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
+        G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
         m->stats.cycles += extra;
         if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
             return translate_rewalk(m, lin, access, cpl, pa, f);
         *pa = tlb_entry_paddr(e, lin);
     } else {
         uint8_t *host;
-        Fused k = m->paging ? miss_fused(m, lin, access, cpl, pa, &e, &host) : FUSED_NO;
+        Fused k = m->paging ? miss_fused(m, lin, access, cpl, missed, pa, &e, &host) : FUSED_NO;
         if (k == FUSED_MEMO)
             return true;         /* the memo is made */
         if (k == FUSED_NO && !translate_rest(m, lin, access, cpl, pa, &e, f))
@@ -629,13 +633,14 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
                                          MmuFault *f)
 {
     unsigned extra;
+    bool missed = false;         /* set by tlb_hier_hit_fast_m */
     const TlbEntry *e;
     uint64_t pa;
     uint8_t *fr;
     Tlb *sole = NULL;            /* the array miss_fused filled, if it did */
     Fused k;
     if (G_LIKELY(m->paging) &&
-        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
+        G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
         m->stats.cycles += extra;
         if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
             pa = tlb_entry_paddr(e, lin);
@@ -644,7 +649,7 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
             if (!translate_rewalk(m, lin, access, cpl, &pa, f))
                 return NULL;
         }
-    } else if (m->paging && (k = miss_fused(m, lin, access, cpl, &pa, &e, &fr)) != FUSED_NO) {
+    } else if (m->paging && (k = miss_fused(m, lin, access, cpl, missed, &pa, &e, &fr)) != FUSED_NO) {
         if (k == FUSED_MEMO) {
             /* Built in place, memo made: only the frame and the data
              * reference are left. */

@@ -271,7 +271,8 @@ TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
  * its slow path (tlb_lookup_slow). Keeping the rare cases out of the
  * inlined code keeps the hit path free of register spills. */
 TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
-                                           Access access, int cpl, bool first_4k)
+                                           Access access, int cpl, bool first_4k,
+                                           bool *missed)
 {
     if (G_UNLIKELY(pcid > TLB_PCID_MAX))
         tlb_bad_pcid(pcid);
@@ -286,6 +287,8 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
         s = probe_key(t, 1, lin, pcid, &key1);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
+        if (missed)
+            *missed = true;
         return NULL;
     }
     if (G_UNLIKELY(!t->hit_inline || (access == ACCESS_WRITE && !t->ent[s].dirty)))
@@ -297,14 +300,16 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
 TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
                                      Access access, int cpl)
 {
-    return tlb_hit_fast_sized(t, lin, pcid, access, cpl, false);
+    return tlb_hit_fast_sized(t, lin, pcid, access, cpl, false, NULL);
 }
 
-/* tlb_hit_fast of an array whose first size is 4 KiB (see probe_key_4k). */
+/* tlb_hit_fast of an array whose first size is 4 KiB (see probe_key_4k);
+ * *missed is set true when it found no entry for the page in any size
+ * (t->missed then holds the probe key), else left alone. */
 TLB_HOT const TlbEntry *tlb_hit_fast_4k(Tlb *t, uint32_t lin, uint16_t pcid,
-                                        Access access, int cpl)
+                                        Access access, int cpl, bool *missed)
 {
-    return tlb_hit_fast_sized(t, lin, pcid, access, cpl, true);
+    return tlb_hit_fast_sized(t, lin, pcid, access, cpl, true, missed);
 }
 
 /* tlb_lookup (tlb.h), inline. */
