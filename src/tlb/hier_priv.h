@@ -78,7 +78,7 @@ TLB_HOT void tlb_hier_count_miss(TlbHierarchy *h, Tlb *t, Access access, int cpl
 /* See above. *extra_cycles as tlb_hier_lookup sets it on a hit; *missed
  * set true when the side's small array had no entry for the page at all
  * (its Tlb.missed is then the probe key: see tlb_hit_fast_4k), else left
- * alone. */
+ * alone. missed not NULL: pcid is known to fit 12 bits (the MMU's). */
 TLB_HOT const TlbEntry *tlb_hier_hit_fast_m(TlbHierarchy *h, uint32_t lin,
                                             Access access, int cpl, uint16_t pcid,
                                             unsigned *extra_cycles, bool *missed)

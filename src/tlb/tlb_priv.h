@@ -274,8 +274,8 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
                                            Access access, int cpl, bool first_4k,
                                            bool *missed)
 {
-    if (G_UNLIKELY(pcid > TLB_PCID_MAX))
-        tlb_bad_pcid(pcid);
+    if (missed == NULL && G_UNLIKELY(pcid > TLB_PCID_MAX))
+        tlb_bad_pcid(pcid);          /* see tlb_hit_fast_4k */
     uint64_t key, key1;
     int s = first_4k ? probe_key_4k(t, lin, pcid, &key) : probe_key(t, 0, lin, pcid, &key);
     /* An array holding both page sizes (the P4's DTLB) serves the kernel's
@@ -305,7 +305,9 @@ TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
 
 /* tlb_hit_fast of an array whose first size is 4 KiB (see probe_key_4k);
  * *missed is set true when it found no entry for the page in any size
- * (t->missed then holds the probe key), else left alone. */
+ * (t->missed then holds the probe key), else left alone. With missed
+ * (the MMU's call, whose pcid is CR3's low 12 bits or 0) the PCID is not
+ * checked. */
 TLB_HOT const TlbEntry *tlb_hit_fast_4k(Tlb *t, uint32_t lin, uint16_t pcid,
                                         Access access, int cpl, bool *missed)
 {
