@@ -25,7 +25,8 @@ typedef struct Level Level;
  * these when read (cache_stats, cache.c, which proves each total exact), so
  * a reference adds to no total it can be derived for. */
 typedef struct {
-    uint64_t hits, misses;
+    uint64_t hits;
+    uint64_t misses;             /* the last level's only: the others' are derived */
     uint64_t fills_empty;        /* misses whose victim way held no line */
 } CacheLevelCounts;
 
@@ -35,11 +36,12 @@ typedef struct {
     uint64_t bare;               /* cached references when there is no level at all */
 } CacheCounts;
 
-/* Look paddr up in level L and, on a miss, in the levels behind it (a tail
- * call to L[1].access); count the lookup in L's counts; return the cycles
- * of the level that supplied the line. One function
- * per associativity (cache.c), chosen once in cache_new, so a reference
- * costs no loop over the levels and no test of their geometry. */
+/* Look paddr up in level L and, on a miss, in the levels behind it (the
+ * last of them inline, or a tail call to L[1].access); count the lookup
+ * in L's counts; return the cycles of the level that supplied the line.
+ * One function per associativity and next step (cache.c), chosen once in
+ * cache_new, so a reference costs no loop over the levels and no test of
+ * their geometry. */
 typedef unsigned (*CacheLevelAccessFn)(Level *L, uint64_t paddr);
 /* The same, when way 0 of the line's set, row (line = paddr >> line_shift),
  * is known not to hold it: the lookup goes on from way 1. */

@@ -258,7 +258,10 @@ void cache_state_stats_add(CacheHier *c, const CacheStats *d, uint64_t times)
         }
         CacheLevelCounts *k = &c->lv[l].n;
         k->hits += times * x->hits;
-        k->misses += times * x->misses;
+        if (l + 1 == nl)         /* the others' misses are derived (cache_stats) */
+            k->misses += times * x->misses;
+        else
+            g_assert(x->misses == d->level[l + 1].hits + d->level[l + 1].misses);
         k->fills_empty += times * (x->misses - x->evictions);
         cycles += x->hits * c->lv[l].latency;
     }
