@@ -6,9 +6,10 @@
  * compare and no reordering; a hit further down moves that way to the front;
  * a miss drops the last way (the LRU victim) and puts the new line in front.
  * Invalid ways hold CACHE_TAG_INVALID and collect at the back, so the last
- * way is always the victim, valid or not. The "tag" stored is the whole line
- * number (paddr >> line_shift): comparing the set bits too is harmless and
- * saves a shift. Shifts and masks are computed once in cache_new.
+ * way is always the victim, valid or not. The "tag" stored is the line's
+ * whole address (paddr & tag_mask): comparing the set bits too is harmless
+ * and costs one AND, where a line number would cost a shift. Masks and
+ * where each set's row lies (cache_priv.h) are computed once in cache_new.
  *
  * Access path (host speed only; the outcome is the plain loop over levels
  * and ways described above): each level has a lookup function for its
@@ -244,18 +245,18 @@ CACHE_HOT unsigned level_rest_last(Level *L, uint64_t *row, uint64_t line, unsig
     return L->latency;
 }
 
-/* The set of level L (n ways, 0: any) that paddr's line maps to. */
-CACHE_HOT uint64_t *level_row(const Level *L, uint64_t paddr, unsigned n, uint64_t *line)
+/* The set of level L that paddr's line maps to (cache_priv.h). */
+CACHE_HOT uint64_t *level_row(const Level *L, uint64_t paddr, uint64_t *line)
 {
-    *line = paddr >> L->line_shift;
-    return L->tags + (size_t)(*line & L->set_mask) * (n ? n : L->ways);
+    *line = paddr & L->tag_mask;
+    return (uint64_t *)((char *)L->tags + (((paddr & L->row_mask) * L->row_mul) >> L->row_shr));
 }
 
 /* The last level, from way 0. */
 CACHE_HOT unsigned level_step_last(Level *L, uint64_t paddr, unsigned n)
 {
     uint64_t line;
-    uint64_t *row = level_row(L, paddr, n, &line);
+    uint64_t *row = level_row(L, paddr, &line);
     return level_rest_last(L, row, line, n, 0);
 }
 
@@ -284,7 +285,7 @@ CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t 
 CACHE_HOT unsigned level_step(Level *L, uint64_t paddr, unsigned n, int next)
 {
     uint64_t line;
-    uint64_t *row = level_row(L, paddr, n, &line);
+    uint64_t *row = level_row(L, paddr, &line);
     return level_rest(L, paddr, row, line, n, 0, next);
 }
 
@@ -370,16 +371,33 @@ static unsigned level_access_mem_bare(Level *L, uint64_t paddr)
 
 /* ---- the hierarchy ------------------------------------------------------ */
 
-static void level_init(Level *L, const CacheGeom *g, CacheCounts *all)
+/* Level L (l1: the first) of geometry g. Where its rows lie
+ * (cache_priv.h): a set's row starts at set x stride bytes, and
+ * paddr & row_mask is set x line; so row_mul / 2^row_shr must be
+ * stride / line exactly. With stride = ways x 8 and g the largest power of
+ * two dividing both, that is (stride / g) / (line / g), line / g a power
+ * of two. L1's stride is ways x 8 rounded up to a whole number of lines,
+ * so its fraction is a whole number (row_shr 0). */
+static void level_init(Level *L, const CacheGeom *g, CacheCounts *all, bool l1)
 {
     L->ways = g->ways;
     L->latency = g->latency;
     L->line_shift = log2u(g->line);
     L->nsets = g->size / ((size_t)g->ways * g->line);
     L->set_mask = L->nsets - 1;
-    L->row_bytes = L->ways * sizeof *L->tags;
-    L->tags = g_new(uint64_t, L->nsets * L->ways);
-    for (size_t i = 0; i < L->nsets * L->ways; i++)
+    L->row_mask = (uint64_t)L->set_mask << L->line_shift;
+    L->tag_mask = ~(uint64_t)(g->line - 1);
+    uint64_t stride = (uint64_t)g->ways * sizeof *L->tags;
+    if (l1)
+        stride = (stride + g->line - 1) / g->line * g->line;
+    uint64_t gcd = (uint64_t)g->line;
+    while (stride % gcd)
+        gcd /= 2;
+    L->row_mul = stride / gcd;
+    L->row_shr = log2u(g->line / gcd);
+    L->row_words = stride / sizeof *L->tags;
+    L->tags = g_new(uint64_t, L->nsets * L->row_words);
+    for (size_t i = 0; i < L->nsets * L->row_words; i++)
         L->tags[i] = CACHE_TAG_INVALID;
     L->all = all;
 }
@@ -393,7 +411,8 @@ static uint64_t no_line = CACHE_TAG_INVALID;
  * cache_access_fast only reads way 0 of set 0, which holds no line. */
 static void level_init_mem(Level *L, CacheCounts *all, unsigned mem_latency, bool bare)
 {
-    *L = (Level){ .tags = &no_line, .set_mask = 0, .row_bytes = sizeof no_line,
+    *L = (Level){ .tags = &no_line, .row_mask = 0, .row_mul = 1, .tag_mask = ~(uint64_t)7,
+                  .row_shr = 0, .set_mask = 0, .row_words = 1,
                   .line_shift = 3, .ways = 1,
                   .latency = mem_latency, .nsets = 1,
                   .access = bare ? level_access_mem_bare : NULL,
@@ -432,7 +451,7 @@ CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
     c->nlevels = n;
     c->mem_latency = mem_latency;
     for (unsigned i = 0; i < n; i++)
-        level_init(&c->lv[i], g[i], &c->n);
+        level_init(&c->lv[i], g[i], &c->n, i == 0);
     level_init_mem(&c->lv[n], &c->n, mem_latency, n == 0);
     for (unsigned i = 0; i < n; i++)
         level_choose(c, i);
@@ -483,9 +502,9 @@ bool cache_contains(const CacheHier *c, CacheLevel level, uint64_t paddr)
 {
     if ((unsigned)level >= c->nlevels)
         return false;
+    uint64_t line;
     const Level *L = &c->lv[level];
-    uint64_t line = paddr >> L->line_shift;
-    const uint64_t *row = L->tags + (size_t)(line & L->set_mask) * L->ways;
+    const uint64_t *row = level_row(L, paddr, &line);
     for (unsigned w = 0; w < L->ways; w++)
         if (row[w] == line)
             return true;
@@ -504,7 +523,7 @@ void cache_invalidate_all(CacheHier *c)
 {
     for (unsigned i = 0; i < c->nlevels; i++) {
         Level *L = &c->lv[i];
-        for (size_t k = 0; k < L->nsets * L->ways; k++)
+        for (size_t k = 0; k < L->nsets * L->row_words; k++)
             L->tags[k] = CACHE_TAG_INVALID;
     }
 }

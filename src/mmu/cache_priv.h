@@ -13,8 +13,8 @@
 #define CACHE_HOT static inline
 #endif
 
-/* Line numbers are paddr >> line_shift with line_shift >= 3, so they never
- * reach UINT64_MAX. */
+/* A way holds its line's address, paddr & tag_mask (the low line_shift
+ * >= 3 bits clear), so no line is UINT64_MAX: an empty way holds that. */
 #define CACHE_TAG_INVALID UINT64_MAX
 
 typedef struct Level Level;
@@ -43,20 +43,31 @@ typedef struct {
  * cache_new, so a reference costs no loop over the levels and no test of
  * their geometry. */
 typedef unsigned (*CacheLevelAccessFn)(Level *L, uint64_t paddr);
-/* The same, when way 0 of the line's set, row (line = paddr >> line_shift),
+/* The same, when way 0 of the line's set, row (line = paddr & tag_mask),
  * is known not to hold it: the lookup goes on from way 1. */
 typedef unsigned (*CacheLevelAfterMruFn)(Level *L, uint64_t paddr, uint64_t *row,
                                          uint64_t line);
 
+/* A set's row starts at byte ((paddr & row_mask) * row_mul) >> row_shr of
+ * tags: (paddr & row_mask) is the set times the line size, and row_mul /
+ * 2^row_shr the row's size over the line's, a fraction in lowest terms
+ * (cache.c, level_init). In L1, row_shr is 0: its rows are padded to a
+ * whole number of lines (the P4's 4 ways of 8 bytes to one 64-byte line),
+ * so that cache_l1_row needs no shift; the padding ways stay empty and are
+ * never looked at. Every field cache_l1_row reads is 64 bits wide, so that
+ * each instruction takes it straight from memory. */
 struct Level {
-    uint64_t *tags;              /* sets * ways, each set MRU first */
-    uint64_t set_mask;           /* sets - 1 */
-    uint64_t row_bytes;          /* ways * sizeof *tags: a set's bytes, 64 bits wide so
-                                  * that the multiply takes it straight from memory */
+    uint64_t *tags;              /* nsets rows of row_words, each set's ways MRU first */
+    uint64_t row_mask;           /* (sets - 1) << line_shift */
+    uint64_t row_mul;
+    uint64_t tag_mask;           /* ~(line size - 1): a line's address */
+    unsigned row_shr;
     unsigned line_shift;
     unsigned ways;
     unsigned latency;
+    uint64_t set_mask;           /* sets - 1 */
     size_t nsets;
+    size_t row_words;            /* tags from one set's row to the next's: ways, or more in L1 */
     CacheLevelAccessFn access;   /* this level, then the next on a miss */
     CacheLevelAfterMruFn after_mru;   /* access, from way 1 on */
     CacheLevelCounts n;          /* this level's lookups; memory's: unused */
@@ -85,13 +96,21 @@ struct CacheHier {
  * every reference makes). With no cache at all, lv[0]'s one way holds no
  * line, so that is where every reference goes: its after_mru is memory's
  * access. */
-/* The set (row) of L1 that paddr's line maps to, and the line: where
- * cache_access_fast looks first. */
+/* The set (row) of L1 that paddr's line maps to, and the line (the value
+ * a way holding it holds): where cache_access_fast looks first. Three
+ * loads and four operations: L1's row_shr is 0 (above). */
 CACHE_HOT uint64_t *cache_l1_row(const CacheHier *c, uint64_t paddr, uint64_t *line)
 {
     const Level *L = &c->lv[0];
-    *line = paddr >> L->line_shift;
-    return (uint64_t *)((char *)L->tags + (*line & L->set_mask) * L->row_bytes);
+    *line = paddr & L->tag_mask;
+    return (uint64_t *)((char *)L->tags + (paddr & L->row_mask) * L->row_mul);
+}
+
+/* The ways of set `set` of level L (ways of them, MRU first), for
+ * cache_state.c and the tests. */
+static inline uint64_t *cache_level_set(const Level *L, uint64_t set)
+{
+    return L->tags + set * L->row_words;
 }
 
 /* cache_access_fast's inline hit (way 0 of the row holds the line),

@@ -83,7 +83,7 @@ static void check_snapshot(const Level *L, const CacheSpan *spans, size_t n,
                            const GByteArray *snap)
 {
     bool *want = sets_of(L, spans, n), *got = g_new0(bool, L->nsets);
-    size_t row = L->ways * sizeof(uint64_t), at = 0;
+    size_t row = L->row_words * sizeof(uint64_t), at = 0;    /* padding included */
     uint64_t end = 0;                    /* one past the previous run */
     bool first_run = true;
     while (at < snap->len) {
@@ -98,7 +98,7 @@ static void check_snapshot(const Level *L, const CacheSpan *spans, size_t n,
         first_run = false;
         end = head[0] + head[1];
         ck_assert_uint_ge(snap->len - at, head[1] * row);
-        ck_assert(!memcmp(snap->data + at, &L->tags[head[0] * L->ways], head[1] * row));
+        ck_assert(!memcmp(snap->data + at, cache_level_set(L, head[0]), head[1] * row));
         at += head[1] * row;
         for (uint64_t set = head[0]; set < end; set++)
             got[set] = true;
@@ -140,10 +140,10 @@ static bool equivalent_by_definition(const Level *a, const Level *b, const Cache
         if (!in[set])
             continue;
         for (unsigned w = 0; w < a->ways; w++) {
-            uint64_t x = a->tags[set * a->ways + w];
-            if (x == CACHE_TAG_INVALID || !line_in_spans(a, spans, n, x))
+            uint64_t x = cache_level_set(a, set)[w];   /* a line's address */
+            if (x == CACHE_TAG_INVALID || !line_in_spans(a, spans, n, x >> a->line_shift))
                 break;
-            if (x != b->tags[set * a->ways + w]) {
+            if (x != cache_level_set(b, set)[w]) {
                 ok = false;
                 break;
             }
