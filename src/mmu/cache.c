@@ -6,10 +6,12 @@
  * compare and no reordering; a hit further down moves that way to the front;
  * a miss drops the last way (the LRU victim) and puts the new line in front.
  * Invalid ways hold CACHE_TAG_INVALID and collect at the back, so the last
- * way is always the victim, valid or not. The "tag" stored is the line's
- * whole address (paddr & tag_mask): comparing the set bits too is harmless
- * and costs one AND, where a line number would cost a shift. Masks and
- * where each set's row lies (cache_priv.h) are computed once in cache_new.
+ * way is always the victim, valid or not. The "tag" stored is the whole
+ * line: comparing the set bits too is harmless. In L1 it is the line's
+ * address (paddr & tag_mask: one AND on the inline path, and the row one
+ * AND and a multiply from paddr), in the other levels its number (paddr >>
+ * line_shift, from which the row is an AND and a constant shift):
+ * cache_priv.h. Masks and shifts are computed once in cache_new.
  *
  * Access path (host speed only; the outcome is the plain loop over levels
  * and ways described above): each level has a lookup function for its
@@ -245,18 +247,19 @@ CACHE_HOT unsigned level_rest_last(Level *L, uint64_t *row, uint64_t line, unsig
     return L->latency;
 }
 
-/* The set of level L that paddr's line maps to (cache_priv.h). */
-CACHE_HOT uint64_t *level_row(const Level *L, uint64_t paddr, uint64_t *line)
+/* The set of level L (n ways, 0: any; not L1, cache_l1_row) that paddr's
+ * line maps to, and the line's number, its tag there. */
+CACHE_HOT uint64_t *level_row(const Level *L, uint64_t paddr, unsigned n, uint64_t *line)
 {
-    *line = paddr & L->tag_mask;
-    return (uint64_t *)((char *)L->tags + (((paddr & L->row_mask) * L->row_mul) >> L->row_shr));
+    *line = paddr >> L->line_shift;
+    return L->tags + (size_t)(*line & L->set_mask) * (n ? n : L->row_words);
 }
 
 /* The last level, from way 0. */
 CACHE_HOT unsigned level_step_last(Level *L, uint64_t paddr, unsigned n)
 {
     uint64_t line;
-    uint64_t *row = level_row(L, paddr, &line);
+    uint64_t *row = level_row(L, paddr, n, &line);
     return level_rest_last(L, row, line, n, 0);
 }
 
@@ -285,14 +288,16 @@ CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t 
 CACHE_HOT unsigned level_step(Level *L, uint64_t paddr, unsigned n, int next)
 {
     uint64_t line;
-    uint64_t *row = level_row(L, paddr, &line);
+    uint64_t *row = level_row(L, paddr, n, &line);
     return level_rest(L, paddr, row, line, n, 0, next);
 }
 
 /* One CacheLevelAccessFn and one CacheLevelAfterMruFn for each width
  * (w: 4, 8, 16; any: 0) and next step (mem, call, or the last level's
- * width inline: m4, m8, m16). An after_mru of any width starts over from
- * way 0, which finds nothing there and changes nothing. */
+ * width inline: m4, m8, m16). An after_mru of any width looks at way 0
+ * again (set_access_any), which finds nothing there and changes nothing.
+ * The access functions are the levels' below L1 (level_row); L1's
+ * after_mru takes its row and tag from cache_l1_row. */
 #define LEVEL_FNS(name, w, next)                                                  \
     static unsigned level_access_##name(Level *L, uint64_t paddr)                 \
     {                                                                             \
@@ -301,8 +306,6 @@ CACHE_HOT unsigned level_step(Level *L, uint64_t paddr, unsigned n, int next)
     static unsigned level_after_mru_##name(Level *L, uint64_t paddr, uint64_t *row, \
                                            uint64_t line)                         \
     {                                                                             \
-        if (!(w))                                                                 \
-            return level_step(L, paddr, w, next);                                 \
         return level_rest(L, paddr, row, line, w, 1, next);                       \
     }
 #define LEVEL_FNS_W(w)                                                            \
@@ -349,15 +352,10 @@ static void level_choose(CacheHier *c, unsigned i)
         next = 2 + width_index(c->lv[i + 1].ways);   /* the last level inline */
     else
         next = 1;                                /* call */
-    L->access = level_fns[width_index(L->ways)][next].access;
+    /* L1's lookup starts at cache_access_fast (cache_access): its
+     * tags are not the access functions' (level_row). */
+    L->access = i ? level_fns[width_index(L->ways)][next].access : NULL;
     L->after_mru = level_fns[width_index(L->ways)][next].after_mru;
-}
-
-/* An after_mru for memory's level (no cache at all): lv[0]'s access. */
-static unsigned level_after_mru_any(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
-{
-    (void)row, (void)line;
-    return L->access(L, paddr);
 }
 
 /* Memory when there is no level at all: its references are counted here.
@@ -369,15 +367,19 @@ static unsigned level_access_mem_bare(Level *L, uint64_t paddr)
     return L->latency;
 }
 
+/* lv[0]'s after_mru with no level at all: memory's. */
+static unsigned level_after_mru_bare(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    (void)row, (void)line;
+    return level_access_mem_bare(L, paddr);
+}
+
 /* ---- the hierarchy ------------------------------------------------------ */
 
-/* Level L (l1: the first) of geometry g. Where its rows lie
- * (cache_priv.h): a set's row starts at set x stride bytes, and
- * paddr & row_mask is set x line; so row_mul / 2^row_shr must be
- * stride / line exactly. With stride = ways x 8 and g the largest power of
- * two dividing both, that is (stride / g) / (line / g), line / g a power
- * of two. L1's stride is ways x 8 rounded up to a whole number of lines,
- * so its fraction is a whole number (row_shr 0). */
+/* Level L (l1: the first) of geometry g (cache_priv.h: its tags and
+ * where its rows lie). L1's row stride is ways x 8 bytes rounded up to a
+ * whole number of lines, so that (paddr & row_mask) x row_mul, the set
+ * times the line size times stride / line, is the set times the stride. */
 static void level_init(Level *L, const CacheGeom *g, CacheCounts *all, bool l1)
 {
     L->ways = g->ways;
@@ -385,16 +387,14 @@ static void level_init(Level *L, const CacheGeom *g, CacheCounts *all, bool l1)
     L->line_shift = log2u(g->line);
     L->nsets = g->size / ((size_t)g->ways * g->line);
     L->set_mask = L->nsets - 1;
-    L->row_mask = (uint64_t)L->set_mask << L->line_shift;
-    L->tag_mask = ~(uint64_t)(g->line - 1);
     uint64_t stride = (uint64_t)g->ways * sizeof *L->tags;
-    if (l1)
+    if (l1) {
         stride = (stride + g->line - 1) / g->line * g->line;
-    uint64_t gcd = (uint64_t)g->line;
-    while (stride % gcd)
-        gcd /= 2;
-    L->row_mul = stride / gcd;
-    L->row_shr = log2u(g->line / gcd);
+        L->row_mask = (uint64_t)L->set_mask << L->line_shift;
+        L->row_mul = stride / g->line;
+        L->tag_mask = ~(uint64_t)(g->line - 1);
+        L->tag_shift = L->line_shift;
+    }
     L->row_words = stride / sizeof *L->tags;
     L->tags = g_new(uint64_t, L->nsets * L->row_words);
     for (size_t i = 0; i < L->nsets * L->row_words; i++)
@@ -412,11 +412,11 @@ static uint64_t no_line = CACHE_TAG_INVALID;
 static void level_init_mem(Level *L, CacheCounts *all, unsigned mem_latency, bool bare)
 {
     *L = (Level){ .tags = &no_line, .row_mask = 0, .row_mul = 1, .tag_mask = ~(uint64_t)7,
-                  .row_shr = 0, .set_mask = 0, .row_words = 1,
+                  .tag_shift = 3, .set_mask = 0, .row_words = 1,
                   .line_shift = 3, .ways = 1,
                   .latency = mem_latency, .nsets = 1,
                   .access = bare ? level_access_mem_bare : NULL,
-                  .after_mru = level_after_mru_any, .all = all };
+                  .after_mru = level_after_mru_bare, .all = all };
 }
 
 CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
@@ -473,10 +473,11 @@ void cache_free(CacheHier *c)
     g_free(c);
 }
 
+/* The inline path out of line: L1's lookup always starts there (its
+ * tags and rows are cache_l1_row's), so L1 has no access function. */
 unsigned cache_access(CacheHier *c, uint64_t paddr, bool write)
 {
-    c->n.writes += write;
-    return c->lv[0].access(&c->lv[0], paddr);
+    return cache_access_fast(c, paddr, write);
 }
 
 /* The level that supplies a line is the first that holds it: a level is
@@ -504,7 +505,8 @@ bool cache_contains(const CacheHier *c, CacheLevel level, uint64_t paddr)
         return false;
     uint64_t line;
     const Level *L = &c->lv[level];
-    const uint64_t *row = level_row(L, paddr, &line);
+    const uint64_t *row = level == CACHE_L1 ? cache_l1_row(c, paddr, &line)
+                                            : level_row(L, paddr, 0, &line);
     for (unsigned w = 0; w < L->ways; w++)
         if (row[w] == line)
             return true;

@@ -13,8 +13,12 @@
 #define CACHE_HOT static inline
 #endif
 
-/* A way holds its line's address, paddr & tag_mask (the low line_shift
- * >= 3 bits clear), so no line is UINT64_MAX: an empty way holds that. */
+/* A way of L1 holds its line's address, paddr & tag_mask (one AND on the
+ * inline path), a way of any other level its line's number, paddr >>
+ * line_shift (its row is found from that number); tag >> tag_shift is the
+ * line number either way. Neither is ever UINT64_MAX (the address has
+ * line_shift >= 3 low bits clear, the number line_shift high bits), the
+ * value of an empty way. */
 #define CACHE_TAG_INVALID UINT64_MAX
 
 typedef struct Level Level;
@@ -43,25 +47,24 @@ typedef struct {
  * cache_new, so a reference costs no loop over the levels and no test of
  * their geometry. */
 typedef unsigned (*CacheLevelAccessFn)(Level *L, uint64_t paddr);
-/* The same, when way 0 of the line's set, row (line = paddr & tag_mask),
- * is known not to hold it: the lookup goes on from way 1. */
+/* The same, when way 0 of the line's set, row, is known not to hold the
+ * line, whose tag is line: the lookup goes on from way 1. */
 typedef unsigned (*CacheLevelAfterMruFn)(Level *L, uint64_t paddr, uint64_t *row,
                                          uint64_t line);
 
-/* A set's row starts at byte ((paddr & row_mask) * row_mul) >> row_shr of
- * tags: (paddr & row_mask) is the set times the line size, and row_mul /
- * 2^row_shr the row's size over the line's, a fraction in lowest terms
- * (cache.c, level_init). In L1, row_shr is 0: its rows are padded to a
+/* A set's row starts at set x row_words tags. L1's rows are padded to a
  * whole number of lines (the P4's 4 ways of 8 bytes to one 64-byte line),
- * so that cache_l1_row needs no shift; the padding ways stay empty and are
- * never looked at. Every field cache_l1_row reads is 64 bits wide, so that
- * each instruction takes it straight from memory. */
+ * so that its row is at byte (paddr & row_mask) x row_mul, (paddr &
+ * row_mask) being the set times the line size: cache_l1_row needs no
+ * shift. The padding ways stay empty and are never looked up. Every field
+ * cache_l1_row reads is 64 bits wide, so that each instruction takes it
+ * straight from memory. */
 struct Level {
     uint64_t *tags;              /* nsets rows of row_words, each set's ways MRU first */
-    uint64_t row_mask;           /* (sets - 1) << line_shift */
-    uint64_t row_mul;
-    uint64_t tag_mask;           /* ~(line size - 1): a line's address */
-    unsigned row_shr;
+    uint64_t row_mask;           /* L1: (sets - 1) << line_shift */
+    uint64_t row_mul;            /* L1: row_words x 8 / line size, a whole number */
+    uint64_t tag_mask;           /* L1: ~(line size - 1), a line's address */
+    unsigned tag_shift;          /* tag >> tag_shift: the line's number */
     unsigned line_shift;
     unsigned ways;
     unsigned latency;
@@ -96,9 +99,9 @@ struct CacheHier {
  * every reference makes). With no cache at all, lv[0]'s one way holds no
  * line, so that is where every reference goes: its after_mru is memory's
  * access. */
-/* The set (row) of L1 that paddr's line maps to, and the line (the value
+/* The set (row) of L1 that paddr's line maps to, and the line (the tag
  * a way holding it holds): where cache_access_fast looks first. Three
- * loads and four operations: L1's row_shr is 0 (above). */
+ * loads and four operations (above). */
 CACHE_HOT uint64_t *cache_l1_row(const CacheHier *c, uint64_t paddr, uint64_t *line)
 {
     const Level *L = &c->lv[0];
@@ -111,6 +114,12 @@ CACHE_HOT uint64_t *cache_l1_row(const CacheHier *c, uint64_t paddr, uint64_t *l
 static inline uint64_t *cache_level_set(const Level *L, uint64_t set)
 {
     return L->tags + set * L->row_words;
+}
+
+/* The number of the line a valid way of L holds, from its tag (above). */
+static inline uint64_t cache_tag_line(const Level *L, uint64_t tag)
+{
+    return tag >> L->tag_shift;
 }
 
 /* cache_access_fast's inline hit (way 0 of the row holds the line),

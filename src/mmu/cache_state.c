@@ -160,17 +160,17 @@ static bool line_in(const LineRun *runs, size_t n, uint64_t line)
     return lo < n && runs[lo].first <= line;
 }
 
-/* One set of start and the same set now, ways tags each (MRU first; a
- * tag is a line's address, cache.c, so its line number is tag >>
- * line_shift): now's most recent lines must be start's longest
- * most-recent run of lines within the runs, in the same order. */
-static bool set_equivalent(const guint8 *start, const guint8 *now, unsigned ways,
-                           unsigned line_shift, const LineRun *runs, size_t nruns)
+/* One set of level L of start and the same set now, ways tags each (MRU
+ * first; cache_tag_line gives a tag's line): now's most recent lines must
+ * be start's longest most-recent run of lines within the runs, in the
+ * same order. */
+static bool set_equivalent(const Level *L, const guint8 *start, const guint8 *now,
+                           const LineRun *runs, size_t nruns)
 {
-    for (unsigned w = 0; w < ways; w++) {
+    for (unsigned w = 0; w < L->ways; w++) {
         uint64_t x, y;
         memcpy(&x, start + w * sizeof x, sizeof x);
-        if (x == CACHE_TAG_INVALID || !line_in(runs, nruns, x >> line_shift))
+        if (x == CACHE_TAG_INVALID || !line_in(runs, nruns, cache_tag_line(L, x)))
             return true;                     /* the end of the loop's run */
         memcpy(&y, now + w * sizeof y, sizeof y);
         if (x != y)
@@ -205,8 +205,7 @@ bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const Cache
         ok = hs[0] == hn[0] && hs[1] == hn[1] && hs[1] <= (start->len - at) / row;
         for (uint64_t i = 0; ok && i < hs[1]; i++, at += row)
             ok = !memcmp(start->data + at, now->data + at, row) ||
-                 set_equivalent(start->data + at, now->data + at, L->ways, L->line_shift,
-                                runs, nruns);
+                 set_equivalent(L, start->data + at, now->data + at, runs, nruns);
     }
     g_free(runs);
     return ok;

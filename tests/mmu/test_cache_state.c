@@ -129,19 +129,22 @@ START_TEST(snapshot_lists_the_spans_sets)
 }
 END_TEST
 
-/* cache_state_sets_equivalent's definition, over the tag arrays: in each
- * set of the spans, start's most recent lines within the spans (down to
- * the first that is not, or an empty way) are now's, in the same order. */
-static bool equivalent_by_definition(const Level *a, const Level *b, const CacheSpan *spans,
-                                     size_t n)
+/* cache_state_sets_equivalent's definition, over the tag arrays of level
+ * `level`: in each set of the spans, start's most recent lines within the
+ * spans (down to the first that is not, or an empty way) are now's, in the
+ * same order. A way of L1 holds its line's address, of the others its
+ * line's number (cache_priv.h), decoded here on its own. */
+static bool equivalent_by_definition(const Level *a, const Level *b, unsigned level,
+                                     const CacheSpan *spans, size_t n)
 {
     bool *in = sets_of(a, spans, n), ok = true;
     for (uint64_t set = 0; ok && set < a->nsets; set++) {
         if (!in[set])
             continue;
         for (unsigned w = 0; w < a->ways; w++) {
-            uint64_t x = cache_level_set(a, set)[w];   /* a line's address */
-            if (x == CACHE_TAG_INVALID || !line_in_spans(a, spans, n, x >> a->line_shift))
+            uint64_t x = cache_level_set(a, set)[w];
+            uint64_t line = level == 0 ? x >> a->line_shift : x;
+            if (x == CACHE_TAG_INVALID || !line_in_spans(a, spans, n, line))
                 break;
             if (x != cache_level_set(b, set)[w]) {
                 ok = false;
@@ -186,7 +189,7 @@ START_TEST(equivalence_matches_definition)
             cache_state_append_sets(b, level, spans, n, y);
             CacheStats d = { 0 };
             d.level[level].hits = 1;
-            bool want = equivalent_by_definition(&a->lv[level], &b->lv[level], spans, n);
+            bool want = equivalent_by_definition(&a->lv[level], &b->lv[level], level, spans, n);
             ck_assert_int_eq(cache_state_sets_equivalent(a, level, spans, n, &d, x, y), want);
             answers[want]++;
             d.level[level].misses = 1;
