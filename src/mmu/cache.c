@@ -255,6 +255,14 @@ CACHE_HOT uint64_t *level_row(const Level *L, uint64_t paddr, unsigned n, uint64
     return L->tags + (size_t)(*line & L->set_mask) * (n ? n : L->row_words);
 }
 
+/* The set of L1 that paddr's line maps to, wide or not, and the line's
+ * address, its tag there (cache_priv.h). */
+CACHE_HOT uint64_t *l1_row(const Level *L, uint64_t paddr, uint64_t *line)
+{
+    *line = paddr & L->tag_mask;
+    return L->tags + (size_t)((paddr >> L->line_shift) & L->set_mask) * L->row_words;
+}
+
 /* The last level, from way 0. */
 CACHE_HOT unsigned level_step_last(Level *L, uint64_t paddr, unsigned n)
 {
@@ -341,6 +349,19 @@ static unsigned width_index(unsigned ways)
     return ways == 4 ? 0 : ways == 8 ? 1 : ways == 16 ? 2 : 3;
 }
 
+/* A wide L1's after_mru (cache_priv.h): cache_l1_row's row held nothing
+ * and nothing was changed, so the lookup starts over from way 0 of the
+ * real row; a hit there is counted and costed as cache_mru_hit does. */
+static unsigned level_after_mru_wide(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    row = l1_row(L, paddr, &line);
+    if (row[0] == line) {
+        L->n.hits++;
+        return L->latency;
+    }
+    return L->after_mru_wide(L, paddr, row, line);
+}
+
 /* Level i's functions in a hierarchy of n levels (all initialized). */
 static void level_choose(CacheHier *c, unsigned i)
 {
@@ -356,6 +377,10 @@ static void level_choose(CacheHier *c, unsigned i)
      * tags are not the access functions' (level_row). */
     L->access = i ? level_fns[width_index(L->ways)][next].access : NULL;
     L->after_mru = level_fns[width_index(L->ways)][next].after_mru;
+    if (!i && L->fast_tags != L->tags) {
+        L->after_mru_wide = L->after_mru;
+        L->after_mru = level_after_mru_wide;
+    }
 }
 
 /* Memory when there is no level at all: its references are counted here.
@@ -376,10 +401,11 @@ static unsigned level_after_mru_bare(Level *L, uint64_t paddr, uint64_t *row, ui
 
 /* ---- the hierarchy ------------------------------------------------------ */
 
+/* The line no reference has: UINT64_MAX is no line number (cache_priv.h). */
+static uint64_t no_line = CACHE_TAG_INVALID;
+
 /* Level L (l1: the first) of geometry g (cache_priv.h: its tags and
- * where its rows lie). L1's row stride is ways x 8 bytes rounded up to a
- * whole number of lines, so that (paddr & row_mask) x row_mul, the set
- * times the line size times stride / line, is the set times the stride. */
+ * where its rows lie). */
 static void level_init(Level *L, const CacheGeom *g, CacheCounts *all, bool l1)
 {
     L->ways = g->ways;
@@ -388,22 +414,21 @@ static void level_init(Level *L, const CacheGeom *g, CacheCounts *all, bool l1)
     L->nsets = g->size / ((size_t)g->ways * g->line);
     L->set_mask = L->nsets - 1;
     uint64_t stride = (uint64_t)g->ways * sizeof *L->tags;
-    if (l1) {
-        stride = (stride + g->line - 1) / g->line * g->line;
-        L->row_mask = (uint64_t)L->set_mask << L->line_shift;
-        L->row_mul = stride / g->line;
-        L->tag_mask = ~(uint64_t)(g->line - 1);
-        L->tag_shift = L->line_shift;
-    }
+    bool fast = l1 && stride <= g->line;
+    if (fast)
+        stride = g->line;
     L->row_words = stride / sizeof *L->tags;
     L->tags = g_new(uint64_t, L->nsets * L->row_words);
     for (size_t i = 0; i < L->nsets * L->row_words; i++)
         L->tags[i] = CACHE_TAG_INVALID;
+    if (l1) {
+        L->fast_tags = fast ? L->tags : &no_line;
+        L->row_mask = fast ? (uint64_t)L->set_mask << L->line_shift : 0;
+        L->tag_mask = ~(uint64_t)(g->line - 1);
+        L->tag_shift = L->line_shift;
+    }
     L->all = all;
 }
-
-/* The line no reference has: UINT64_MAX is no line number (cache_priv.h). */
-static uint64_t no_line = CACHE_TAG_INVALID;
 
 /* Memory's level, after the last cache (or the only one, bare). Its tag
  * is never written: the last level returns its latency itself (NEXT_MEM),
@@ -411,7 +436,7 @@ static uint64_t no_line = CACHE_TAG_INVALID;
  * cache_access_fast only reads way 0 of set 0, which holds no line. */
 static void level_init_mem(Level *L, CacheCounts *all, unsigned mem_latency, bool bare)
 {
-    *L = (Level){ .tags = &no_line, .row_mask = 0, .row_mul = 1, .tag_mask = ~(uint64_t)7,
+    *L = (Level){ .fast_tags = &no_line, .tags = &no_line, .row_mask = 0, .tag_mask = ~(uint64_t)7,
                   .tag_shift = 3, .set_mask = 0, .row_words = 1,
                   .line_shift = 3, .ways = 1,
                   .latency = mem_latency, .nsets = 1,
@@ -505,7 +530,7 @@ bool cache_contains(const CacheHier *c, CacheLevel level, uint64_t paddr)
         return false;
     uint64_t line;
     const Level *L = &c->lv[level];
-    const uint64_t *row = level == CACHE_L1 ? cache_l1_row(c, paddr, &line)
+    const uint64_t *row = level == CACHE_L1 ? l1_row(L, paddr, &line)
                                             : level_row(L, paddr, 0, &line);
     for (unsigned w = 0; w < L->ways; w++)
         if (row[w] == line)

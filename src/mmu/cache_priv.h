@@ -52,18 +52,21 @@ typedef unsigned (*CacheLevelAccessFn)(Level *L, uint64_t paddr);
 typedef unsigned (*CacheLevelAfterMruFn)(Level *L, uint64_t paddr, uint64_t *row,
                                          uint64_t line);
 
-/* A set's row starts at set x row_words tags. L1's rows are padded to a
- * whole number of lines (the P4's 4 ways of 8 bytes to one 64-byte line),
- * so that its row is at byte (paddr & row_mask) x row_mul, (paddr &
- * row_mask) being the set times the line size: cache_l1_row needs no
- * shift. The padding ways stay empty and are never looked up. Every field
- * cache_l1_row reads is 64 bits wide, so that each instruction takes it
- * straight from memory. */
+/* A set's row starts at set x row_words tags. When L1's ways fit in one
+ * line (ways x 8 <= line size: every preset), its rows are padded to one
+ * line each (the P4's 4 ways of 8 bytes to 64 bytes), so that a row lies
+ * at byte paddr & row_mask of tags, the set times the line size:
+ * cache_l1_row is two ANDs and an add. The padding ways stay empty and are
+ * never looked up. A wider L1 ("wide") gives cache_l1_row a row of one
+ * empty way (fast_tags, row_mask 0), which never holds the line, so that
+ * every reference goes to after_mru, which finds the real row
+ * (cache.c, level_after_mru_wide). Every field cache_l1_row reads is 64
+ * bits wide, so that each instruction takes it straight from memory. */
 struct Level {
-    uint64_t *tags;              /* nsets rows of row_words, each set's ways MRU first */
-    uint64_t row_mask;           /* L1: (sets - 1) << line_shift */
-    uint64_t row_mul;            /* L1: row_words x 8 / line size, a whole number */
+    uint64_t *fast_tags;         /* L1: cache_l1_row's tags (tags, or one empty way) */
+    uint64_t row_mask;           /* L1: (sets - 1) << line_shift, or 0 (wide) */
     uint64_t tag_mask;           /* L1: ~(line size - 1), a line's address */
+    uint64_t *tags;              /* nsets rows of row_words, each set's ways MRU first */
     unsigned tag_shift;          /* tag >> tag_shift: the line's number */
     unsigned line_shift;
     unsigned ways;
@@ -73,6 +76,7 @@ struct Level {
     size_t row_words;            /* tags from one set's row to the next's: ways, or more in L1 */
     CacheLevelAccessFn access;   /* this level, then the next on a miss */
     CacheLevelAfterMruFn after_mru;   /* access, from way 1 on */
+    CacheLevelAfterMruFn after_mru_wide;   /* a wide L1's after_mru, from its real row */
     CacheLevelCounts n;          /* this level's lookups; memory's: unused */
     CacheCounts *all;            /* the hierarchy's counts */
 };
@@ -101,12 +105,13 @@ struct CacheHier {
  * access. */
 /* The set (row) of L1 that paddr's line maps to, and the line (the tag
  * a way holding it holds): where cache_access_fast looks first. Three
- * loads and four operations (above). */
+ * loads and three operations (above); in a wide L1, a row that never holds
+ * the line. */
 CACHE_HOT uint64_t *cache_l1_row(const CacheHier *c, uint64_t paddr, uint64_t *line)
 {
     const Level *L = &c->lv[0];
     *line = paddr & L->tag_mask;
-    return (uint64_t *)((char *)L->tags + (paddr & L->row_mask) * L->row_mul);
+    return (uint64_t *)((char *)L->fast_tags + (paddr & L->row_mask));
 }
 
 /* The ways of set `set` of level L (ways of them, MRU first), for

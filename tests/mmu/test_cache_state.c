@@ -32,6 +32,7 @@ static const Geoms geoms[] = {
     { { 256, 4, 64, 2 }, { 1024, 8, 128, 9 } },        /* 1 set, then 1 set */
     { { 8192, 4, 64, 2 }, { 512 * 1024, 8, 128, 24 } }, /* the P4 Northwood */
     { { 4096, 2, 16, 2 }, { 1 << 20, 4, 16, 9 } },     /* 16384 sets: a bitmap on the heap */
+    { { 2048, 8, 32, 2 }, { 8192, 4, 64, 9 } },        /* a wide L1 (cache_priv.h) */
 };
 
 /* Random spans within [0, range): some short, some long, some empty. */
