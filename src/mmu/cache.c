@@ -6,9 +6,12 @@
  * compare and no reordering; a hit further down moves that way to the front;
  * a miss drops the last way (the LRU victim) and puts the new line in front.
  * Invalid ways hold CACHE_TAG_INVALID and collect at the back, so the last
- * way is always the victim, valid or not. The "tag" stored is the whole line
- * number (paddr >> line_shift): comparing the set bits too is harmless and
- * saves a shift. Shifts and masks are computed once in cache_new.
+ * way is always the victim, valid or not. The "tag" stored is the whole
+ * line: comparing the set bits too is harmless. In L1 it is the line's
+ * address (paddr & tag_mask: one AND on the inline path, and the row one
+ * AND and a multiply from paddr), in the other levels its number (paddr >>
+ * line_shift, from which the row is an AND and a constant shift):
+ * cache_priv.h. Masks and shifts are computed once in cache_new.
  *
  * Access path (host speed only; the outcome is the plain loop over levels
  * and ways described above): each level has a lookup function for its
@@ -215,11 +218,20 @@ CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLev
 
 /* ---- one level, then the next ------------------------------------------ */
 
-/* Level L of n ways (0: any, L->ways) from way first of the line's set,
- * row, then on a miss the level behind it (a tail call; memory's ends the
- * chain). Returns the cycles of the level that supplied the line. */
-CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t line,
-                              unsigned n, unsigned first)
+/* What a level does after a miss (its lookup function knows, chosen in
+ * cache_new): NEXT_MEM, it is the last level and memory supplies the line
+ * (the level counts the miss: memory's references); NEXT_CALL, the next
+ * level's lookup, called through L[1].access; 4, 8 or 16, the next level
+ * is the last and has that many ways, and its lookup is inlined here (the
+ * presets' pairs: no call between L1 and L2). Only the last level counts
+ * its misses: every lookup of a level but L1 follows a miss in the level
+ * above and nothing else, so a level's misses are the next level's hits +
+ * misses (cache_stats derives them). */
+enum { NEXT_CALL = -1, NEXT_MEM = 0 };
+
+/* The last level (n ways, 0: any) from way first of the line's set. */
+CACHE_HOT unsigned level_rest_last(Level *L, uint64_t *row, uint64_t line, unsigned n,
+                                   unsigned first)
 {
     bool hit = n == 4 ? set_access_4(row, line, &L->n, first)
              : n == 8 ? set_access_8(row, line, &L->n, first)
@@ -229,54 +241,150 @@ CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t 
      * then share one increment (dd: 1 % fewer host instructions). */
     if (!hit) {
         L->n.misses++;
-        return L[1].access(L + 1, paddr);
+        return L[1].latency;     /* memory's level */
     }
     L->n.hits++;
     return L->latency;
 }
 
-/* The same from way 0: CacheLevelAccessFn's job for n ways. */
-CACHE_HOT unsigned level_step(Level *L, uint64_t paddr, unsigned n)
+/* The set of level L (n ways, 0: any; not L1, cache_l1_row) that paddr's
+ * line maps to, and the line's number, its tag there. */
+CACHE_HOT uint64_t *level_row(const Level *L, uint64_t paddr, unsigned n, uint64_t *line)
 {
-    uint64_t line = paddr >> L->line_shift;
-    uint64_t *row = L->tags + (size_t)(line & L->set_mask) * (n ? n : L->ways);
-    return level_rest(L, paddr, row, line, n, 0);
+    *line = paddr >> L->line_shift;
+    return L->tags + (size_t)(*line & L->set_mask) * (n ? n : L->row_words);
 }
 
-static unsigned level_access_4(Level *L, uint64_t paddr) { return level_step(L, paddr, 4); }
-static unsigned level_access_8(Level *L, uint64_t paddr) { return level_step(L, paddr, 8); }
-static unsigned level_access_16(Level *L, uint64_t paddr) { return level_step(L, paddr, 16); }
-static unsigned level_access_any(Level *L, uint64_t paddr) { return level_step(L, paddr, 0); }
-
-/* CacheLevelAfterMruFn's job for n ways; any other width starts over from
- * way 0, which finds nothing there and changes nothing. */
-static unsigned level_after_mru_4(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+/* The set of L1 that paddr's line maps to, wide or not, and the line's
+ * address, its tag there (cache_priv.h). */
+CACHE_HOT uint64_t *l1_row(const Level *L, uint64_t paddr, uint64_t *line)
 {
-    return level_rest(L, paddr, row, line, 4, 1);
-}
-static unsigned level_after_mru_8(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
-{
-    return level_rest(L, paddr, row, line, 8, 1);
-}
-static unsigned level_after_mru_16(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
-{
-    return level_rest(L, paddr, row, line, 16, 1);
-}
-static unsigned level_after_mru_any(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
-{
-    (void)row, (void)line;
-    return L->access(L, paddr);
+    *line = paddr & L->tag_mask;
+    return L->tags + (size_t)((paddr >> L->line_shift) & L->set_mask) * L->row_words;
 }
 
-/* Memory, behind the last level: supplies every line. Its references are
- * the last level's misses (cache_stats). */
-static unsigned level_access_mem(Level *L, uint64_t paddr)
+/* The last level, from way 0. */
+CACHE_HOT unsigned level_step_last(Level *L, uint64_t paddr, unsigned n)
 {
-    (void)paddr;
+    uint64_t line;
+    uint64_t *row = level_row(L, paddr, n, &line);
+    return level_rest_last(L, row, line, n, 0);
+}
+
+/* Level L of n ways (0: any) from way first of the line's set, row, then
+ * on a miss what next says (above). Returns the cycles of the level that
+ * supplied the line. */
+CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t line,
+                              unsigned n, unsigned first, int next)
+{
+    if (next == NEXT_MEM)
+        return level_rest_last(L, row, line, n, first);
+    bool hit = n == 4 ? set_access_4(row, line, &L->n, first)
+             : n == 8 ? set_access_8(row, line, &L->n, first)
+             : n == 16 ? set_access_16(row, line, &L->n, first)
+             : set_access_any(row, line, L->ways, &L->n);
+    if (!hit) {
+        if (next == NEXT_CALL)
+            return L[1].access(L + 1, paddr);
+        return level_step_last(L + 1, paddr, (unsigned)next);
+    }
+    L->n.hits++;
     return L->latency;
 }
 
-/* Memory when there is no level at all: its references are counted here. */
+/* The same from way 0: CacheLevelAccessFn's job. */
+CACHE_HOT unsigned level_step(Level *L, uint64_t paddr, unsigned n, int next)
+{
+    uint64_t line;
+    uint64_t *row = level_row(L, paddr, n, &line);
+    return level_rest(L, paddr, row, line, n, 0, next);
+}
+
+/* One CacheLevelAccessFn and one CacheLevelAfterMruFn for each width
+ * (w: 4, 8, 16; any: 0) and next step (mem, call, or the last level's
+ * width inline: m4, m8, m16). An after_mru of any width looks at way 0
+ * again (set_access_any), which finds nothing there and changes nothing.
+ * The access functions are the levels' below L1 (level_row); L1's
+ * after_mru takes its row and tag from cache_l1_row. */
+#define LEVEL_FNS(name, w, next)                                                  \
+    static unsigned level_access_##name(Level *L, uint64_t paddr)                 \
+    {                                                                             \
+        return level_step(L, paddr, w, next);                                     \
+    }                                                                             \
+    static unsigned level_after_mru_##name(Level *L, uint64_t paddr, uint64_t *row, \
+                                           uint64_t line)                         \
+    {                                                                             \
+        return level_rest(L, paddr, row, line, w, 1, next);                       \
+    }
+#define LEVEL_FNS_W(w)                                                            \
+    LEVEL_FNS(w##_mem, w, NEXT_MEM)                                               \
+    LEVEL_FNS(w##_call, w, NEXT_CALL)                                             \
+    LEVEL_FNS(w##_m4, w, 4)                                                       \
+    LEVEL_FNS(w##_m8, w, 8)                                                       \
+    LEVEL_FNS(w##_m16, w, 16)
+LEVEL_FNS_W(4)
+LEVEL_FNS_W(8)
+LEVEL_FNS_W(16)
+LEVEL_FNS(0_mem, 0, NEXT_MEM)
+LEVEL_FNS(0_call, 0, NEXT_CALL)
+
+/* [width][next]: width 4, 8, 16, any; next mem, call, m4, m8, m16 (the
+ * any row has no inline next: call). */
+static const struct {
+    CacheLevelAccessFn access;
+    CacheLevelAfterMruFn after_mru;
+} level_fns[4][5] = {
+#define LEVEL_FN(name) { level_access_##name, level_after_mru_##name }
+    { LEVEL_FN(4_mem), LEVEL_FN(4_call), LEVEL_FN(4_m4), LEVEL_FN(4_m8), LEVEL_FN(4_m16) },
+    { LEVEL_FN(8_mem), LEVEL_FN(8_call), LEVEL_FN(8_m4), LEVEL_FN(8_m8), LEVEL_FN(8_m16) },
+    { LEVEL_FN(16_mem), LEVEL_FN(16_call), LEVEL_FN(16_m4), LEVEL_FN(16_m8),
+      LEVEL_FN(16_m16) },
+    { LEVEL_FN(0_mem), LEVEL_FN(0_call), LEVEL_FN(0_call), LEVEL_FN(0_call), LEVEL_FN(0_call) },
+#undef LEVEL_FN
+};
+
+/* level_fns's row for a width. */
+static unsigned width_index(unsigned ways)
+{
+    return ways == 4 ? 0 : ways == 8 ? 1 : ways == 16 ? 2 : 3;
+}
+
+/* A wide L1's after_mru (cache_priv.h): cache_l1_row's row held nothing
+ * and nothing was changed, so the lookup starts over from way 0 of the
+ * real row; a hit there is counted and costed as cache_mru_hit does. */
+static unsigned level_after_mru_wide(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    row = l1_row(L, paddr, &line);
+    if (row[0] == line) {
+        L->n.hits++;
+        return L->latency;
+    }
+    return L->after_mru_wide(L, paddr, row, line);
+}
+
+/* Level i's functions in a hierarchy of n levels (all initialized). */
+static void level_choose(CacheHier *c, unsigned i)
+{
+    Level *L = &c->lv[i];
+    unsigned next;
+    if (i + 1 == c->nlevels)
+        next = 0;                                /* mem */
+    else if (i + 2 == c->nlevels && width_index(c->lv[i + 1].ways) < 3)
+        next = 2 + width_index(c->lv[i + 1].ways);   /* the last level inline */
+    else
+        next = 1;                                /* call */
+    /* L1's lookup starts at cache_access_fast (cache_access): its
+     * tags are not the access functions' (level_row). */
+    L->access = i ? level_fns[width_index(L->ways)][next].access : NULL;
+    L->after_mru = level_fns[width_index(L->ways)][next].after_mru;
+    if (!i && L->fast_tags != L->tags) {
+        L->after_mru_wide = L->after_mru;
+        L->after_mru = level_after_mru_wide;
+    }
+}
+
+/* Memory when there is no level at all: its references are counted here.
+ * Behind a last level, memory is never called (NEXT_MEM). */
 static unsigned level_access_mem_bare(Level *L, uint64_t paddr)
 {
     (void)paddr;
@@ -284,41 +392,56 @@ static unsigned level_access_mem_bare(Level *L, uint64_t paddr)
     return L->latency;
 }
 
+/* lv[0]'s after_mru with no level at all: memory's. */
+static unsigned level_after_mru_bare(Level *L, uint64_t paddr, uint64_t *row, uint64_t line)
+{
+    (void)row, (void)line;
+    return level_access_mem_bare(L, paddr);
+}
+
 /* ---- the hierarchy ------------------------------------------------------ */
 
-static void level_init(Level *L, const CacheGeom *g, CacheCounts *all)
+/* The line no reference has: UINT64_MAX is no line number (cache_priv.h). */
+static uint64_t no_line = CACHE_TAG_INVALID;
+
+/* Level L (l1: the first) of geometry g (cache_priv.h: its tags and
+ * where its rows lie). */
+static void level_init(Level *L, const CacheGeom *g, CacheCounts *all, bool l1)
 {
     L->ways = g->ways;
     L->latency = g->latency;
     L->line_shift = log2u(g->line);
     L->nsets = g->size / ((size_t)g->ways * g->line);
     L->set_mask = L->nsets - 1;
-    L->row_bytes = L->ways * sizeof *L->tags;
-    L->tags = g_new(uint64_t, L->nsets * L->ways);
-    for (size_t i = 0; i < L->nsets * L->ways; i++)
+    uint64_t stride = (uint64_t)g->ways * sizeof *L->tags;
+    bool fast = l1 && stride <= g->line;
+    if (fast)
+        stride = g->line;
+    L->row_words = stride / sizeof *L->tags;
+    L->tags = g_new(uint64_t, L->nsets * L->row_words);
+    for (size_t i = 0; i < L->nsets * L->row_words; i++)
         L->tags[i] = CACHE_TAG_INVALID;
-    L->access = L->ways == 4 ? level_access_4
-              : L->ways == 8 ? level_access_8
-              : L->ways == 16 ? level_access_16 : level_access_any;
-    L->after_mru = L->ways == 4 ? level_after_mru_4
-                 : L->ways == 8 ? level_after_mru_8
-                 : L->ways == 16 ? level_after_mru_16 : level_after_mru_any;
+    if (l1) {
+        L->fast_tags = fast ? L->tags : &no_line;
+        L->row_mask = fast ? (uint64_t)L->set_mask << L->line_shift : 0;
+        L->tag_mask = ~(uint64_t)(g->line - 1);
+        L->tag_shift = L->line_shift;
+    }
     L->all = all;
 }
 
-/* The line no reference has: UINT64_MAX is no line number (cache_priv.h). */
-static uint64_t no_line = CACHE_TAG_INVALID;
-
 /* Memory's level, after the last cache (or the only one, bare). Its tag
- * is never written: its lookups are level_access_mem(_bare), and
+ * is never written: the last level returns its latency itself (NEXT_MEM),
+ * with no level at all lv[0]'s lookup is level_access_mem_bare, and
  * cache_access_fast only reads way 0 of set 0, which holds no line. */
 static void level_init_mem(Level *L, CacheCounts *all, unsigned mem_latency, bool bare)
 {
-    *L = (Level){ .tags = &no_line, .set_mask = 0, .row_bytes = sizeof no_line,
+    *L = (Level){ .fast_tags = &no_line, .tags = &no_line, .row_mask = 0, .tag_mask = ~(uint64_t)7,
+                  .tag_shift = 3, .set_mask = 0, .row_words = 1,
                   .line_shift = 3, .ways = 1,
                   .latency = mem_latency, .nsets = 1,
-                  .access = bare ? level_access_mem_bare : level_access_mem,
-                  .after_mru = level_after_mru_any, .all = all };
+                  .access = bare ? level_access_mem_bare : NULL,
+                  .after_mru = level_after_mru_bare, .all = all };
 }
 
 CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
@@ -353,8 +476,10 @@ CacheHier *cache_new(const CacheGeom *l1, const CacheGeom *l2,
     c->nlevels = n;
     c->mem_latency = mem_latency;
     for (unsigned i = 0; i < n; i++)
-        level_init(&c->lv[i], g[i], &c->n);
+        level_init(&c->lv[i], g[i], &c->n, i == 0);
     level_init_mem(&c->lv[n], &c->n, mem_latency, n == 0);
+    for (unsigned i = 0; i < n; i++)
+        level_choose(c, i);
     c->view = &c->view_store;
     return c;
 }
@@ -373,10 +498,11 @@ void cache_free(CacheHier *c)
     g_free(c);
 }
 
+/* The inline path out of line: L1's lookup always starts there (its
+ * tags and rows are cache_l1_row's), so L1 has no access function. */
 unsigned cache_access(CacheHier *c, uint64_t paddr, bool write)
 {
-    c->n.writes += write;
-    return c->lv[0].access(&c->lv[0], paddr);
+    return cache_access_fast(c, paddr, write);
 }
 
 /* The level that supplies a line is the first that holds it: a level is
@@ -402,9 +528,10 @@ bool cache_contains(const CacheHier *c, CacheLevel level, uint64_t paddr)
 {
     if ((unsigned)level >= c->nlevels)
         return false;
+    uint64_t line;
     const Level *L = &c->lv[level];
-    uint64_t line = paddr >> L->line_shift;
-    const uint64_t *row = L->tags + (size_t)(line & L->set_mask) * L->ways;
+    const uint64_t *row = level == CACHE_L1 ? l1_row(L, paddr, &line)
+                                            : level_row(L, paddr, 0, &line);
     for (unsigned w = 0; w < L->ways; w++)
         if (row[w] == line)
             return true;
@@ -423,7 +550,7 @@ void cache_invalidate_all(CacheHier *c)
 {
     for (unsigned i = 0; i < c->nlevels; i++) {
         Level *L = &c->lv[i];
-        for (size_t k = 0; k < L->nsets * L->ways; k++)
+        for (size_t k = 0; k < L->nsets * L->row_words; k++)
             L->tags[k] = CACHE_TAG_INVALID;
     }
 }
@@ -453,6 +580,10 @@ unsigned cache_latency(const CacheHier *c, CacheLevel level)
  *   the one it hit (it hits at most one: the lookup stops there) or memory;
  *   latencies never change after cache_new. So the sum of the returns is
  *   sum(hits[l] x latency[l]) + mem x mem_latency.
+ * - misses: only the last level counts its own (level_rest_last). A level
+ *   below L1 is looked up exactly when the level above missed (a miss goes
+ *   on to the next level and nowhere else; nothing else looks it up), so
+ *   the level above's misses are its hits + misses.
  * - evictions: a miss fills exactly one way, its set's last, which held a
  *   line (an eviction) or none (fills_empty).
  * cache_state_stats_add adds to the counts in the same terms (linear maps,
@@ -463,11 +594,12 @@ const CacheStats *cache_stats(const CacheHier *c)
     CacheStats *v = c->view;
     memset(v, 0, sizeof *v);
     uint64_t cycles = 0;
-    for (unsigned l = 0; l < c->nlevels; l++) {
+    for (unsigned l = c->nlevels; l-- > 0;) {
         const CacheLevelCounts *k = &c->lv[l].n;
         v->level[l].hits = k->hits;
-        v->level[l].misses = k->misses;
-        v->level[l].evictions = k->misses - k->fills_empty;
+        v->level[l].misses = l + 1 == c->nlevels ? k->misses
+                           : v->level[l + 1].hits + v->level[l + 1].misses;
+        v->level[l].evictions = v->level[l].misses - k->fills_empty;
         cycles += k->hits * c->lv[l].latency;
     }
     v->accesses = c->nlevels ? v->level[0].hits + v->level[0].misses : n->bare;

@@ -13,8 +13,12 @@
 #define CACHE_HOT static inline
 #endif
 
-/* Line numbers are paddr >> line_shift with line_shift >= 3, so they never
- * reach UINT64_MAX. */
+/* A way of L1 holds its line's address, paddr & tag_mask (one AND on the
+ * inline path), a way of any other level its line's number, paddr >>
+ * line_shift (its row is found from that number); tag >> tag_shift is the
+ * line number either way. Neither is ever UINT64_MAX (the address has
+ * line_shift >= 3 low bits clear, the number line_shift high bits), the
+ * value of an empty way. */
 #define CACHE_TAG_INVALID UINT64_MAX
 
 typedef struct Level Level;
@@ -25,7 +29,8 @@ typedef struct Level Level;
  * these when read (cache_stats, cache.c, which proves each total exact), so
  * a reference adds to no total it can be derived for. */
 typedef struct {
-    uint64_t hits, misses;
+    uint64_t hits;
+    uint64_t misses;             /* the last level's only: the others' are derived */
     uint64_t fills_empty;        /* misses whose victim way held no line */
 } CacheLevelCounts;
 
@@ -35,28 +40,43 @@ typedef struct {
     uint64_t bare;               /* cached references when there is no level at all */
 } CacheCounts;
 
-/* Look paddr up in level L and, on a miss, in the levels behind it (a tail
- * call to L[1].access); count the lookup in L's counts; return the cycles
- * of the level that supplied the line. One function
- * per associativity (cache.c), chosen once in cache_new, so a reference
- * costs no loop over the levels and no test of their geometry. */
+/* Look paddr up in level L and, on a miss, in the levels behind it (the
+ * last of them inline, or a tail call to L[1].access); count the lookup
+ * in L's counts; return the cycles of the level that supplied the line.
+ * One function per associativity and next step (cache.c), chosen once in
+ * cache_new, so a reference costs no loop over the levels and no test of
+ * their geometry. */
 typedef unsigned (*CacheLevelAccessFn)(Level *L, uint64_t paddr);
-/* The same, when way 0 of the line's set, row (line = paddr >> line_shift),
- * is known not to hold it: the lookup goes on from way 1. */
+/* The same, when way 0 of the line's set, row, is known not to hold the
+ * line, whose tag is line: the lookup goes on from way 1. */
 typedef unsigned (*CacheLevelAfterMruFn)(Level *L, uint64_t paddr, uint64_t *row,
                                          uint64_t line);
 
+/* A set's row starts at set x row_words tags. When L1's ways fit in one
+ * line (ways x 8 <= line size: every preset), its rows are padded to one
+ * line each (the P4's 4 ways of 8 bytes to 64 bytes), so that a row lies
+ * at byte paddr & row_mask of tags, the set times the line size:
+ * cache_l1_row is two ANDs and an add. The padding ways stay empty and are
+ * never looked up. A wider L1 ("wide") gives cache_l1_row a row of one
+ * empty way (fast_tags, row_mask 0), which never holds the line, so that
+ * every reference goes to after_mru, which finds the real row
+ * (cache.c, level_after_mru_wide). Every field cache_l1_row reads is 64
+ * bits wide, so that each instruction takes it straight from memory. */
 struct Level {
-    uint64_t *tags;              /* sets * ways, each set MRU first */
-    uint64_t set_mask;           /* sets - 1 */
-    uint64_t row_bytes;          /* ways * sizeof *tags: a set's bytes, 64 bits wide so
-                                  * that the multiply takes it straight from memory */
+    uint64_t *fast_tags;         /* L1: cache_l1_row's tags (tags, or one empty way) */
+    uint64_t row_mask;           /* L1: (sets - 1) << line_shift, or 0 (wide) */
+    uint64_t tag_mask;           /* L1: ~(line size - 1), a line's address */
+    uint64_t *tags;              /* nsets rows of row_words, each set's ways MRU first */
+    unsigned tag_shift;          /* tag >> tag_shift: the line's number */
     unsigned line_shift;
     unsigned ways;
     unsigned latency;
+    uint64_t set_mask;           /* sets - 1 */
     size_t nsets;
+    size_t row_words;            /* tags from one set's row to the next's: ways, or more in L1 */
     CacheLevelAccessFn access;   /* this level, then the next on a miss */
     CacheLevelAfterMruFn after_mru;   /* access, from way 1 on */
+    CacheLevelAfterMruFn after_mru_wide;   /* a wide L1's after_mru, from its real row */
     CacheLevelCounts n;          /* this level's lookups; memory's: unused */
     CacheCounts *all;            /* the hierarchy's counts */
 };
@@ -83,13 +103,28 @@ struct CacheHier {
  * every reference makes). With no cache at all, lv[0]'s one way holds no
  * line, so that is where every reference goes: its after_mru is memory's
  * access. */
-/* The set (row) of L1 that paddr's line maps to, and the line: where
- * cache_access_fast looks first. */
+/* The set (row) of L1 that paddr's line maps to, and the line (the tag
+ * a way holding it holds): where cache_access_fast looks first. Three
+ * loads and three operations (above); in a wide L1, a row that never holds
+ * the line. */
 CACHE_HOT uint64_t *cache_l1_row(const CacheHier *c, uint64_t paddr, uint64_t *line)
 {
     const Level *L = &c->lv[0];
-    *line = paddr >> L->line_shift;
-    return (uint64_t *)((char *)L->tags + (*line & L->set_mask) * L->row_bytes);
+    *line = paddr & L->tag_mask;
+    return (uint64_t *)((char *)L->fast_tags + (paddr & L->row_mask));
+}
+
+/* The ways of set `set` of level L (ways of them, MRU first), for
+ * cache_state.c and the tests. */
+static inline uint64_t *cache_level_set(const Level *L, uint64_t set)
+{
+    return L->tags + set * L->row_words;
+}
+
+/* The number of the line a valid way of L holds, from its tag (above). */
+static inline uint64_t cache_tag_line(const Level *L, uint64_t tag)
+{
+    return tag >> L->tag_shift;
 }
 
 /* cache_access_fast's inline hit (way 0 of the row holds the line),

@@ -59,13 +59,15 @@ static void seen_mark_spans(const Level *L, const CacheSpan *spans, size_t nspan
 }
 
 /* One run of n consecutive sets from set first (n >= 1): first and n, then
- * the sets' tags, which lie in that order in the level's array. */
+ * the sets' rows, which lie in that order in the level's array, padding
+ * included (L1's rows may be padded, cache_priv.h: those words are always
+ * empty, so they change no comparison, and the run is one copy). */
 static void append_run(const Level *L, uint64_t first, uint64_t n, GByteArray *out)
 {
     const uint64_t head[2] = { first, n };
     g_byte_array_append(out, (const guint8 *)head, sizeof head);
-    g_byte_array_append(out, (const guint8 *)&L->tags[first * L->ways],
-                        (guint)(n * L->ways * sizeof *L->tags));
+    g_byte_array_append(out, (const guint8 *)cache_level_set(L, first),
+                        (guint)(n * L->row_words * sizeof *L->tags));
 }
 
 void cache_state_append_sets(const CacheHier *c, unsigned level, const CacheSpan *spans,
@@ -158,16 +160,17 @@ static bool line_in(const LineRun *runs, size_t n, uint64_t line)
     return lo < n && runs[lo].first <= line;
 }
 
-/* One set of start and the same set now, ways tags each (MRU first):
- * now's most recent lines must be start's longest most-recent run of
- * lines within the runs, in the same order. */
-static bool set_equivalent(const guint8 *start, const guint8 *now, unsigned ways,
+/* One set of level L of start and the same set now, ways tags each (MRU
+ * first; cache_tag_line gives a tag's line): now's most recent lines must
+ * be start's longest most-recent run of lines within the runs, in the
+ * same order. */
+static bool set_equivalent(const Level *L, const guint8 *start, const guint8 *now,
                            const LineRun *runs, size_t nruns)
 {
-    for (unsigned w = 0; w < ways; w++) {
+    for (unsigned w = 0; w < L->ways; w++) {
         uint64_t x, y;
         memcpy(&x, start + w * sizeof x, sizeof x);
-        if (x == CACHE_TAG_INVALID || !line_in(runs, nruns, x))
+        if (x == CACHE_TAG_INVALID || !line_in(runs, nruns, cache_tag_line(L, x)))
             return true;                     /* the end of the loop's run */
         memcpy(&y, now + w * sizeof y, sizeof y);
         if (x != y)
@@ -182,7 +185,7 @@ bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const Cache
 {
     g_assert(level < c->nlevels);
     const Level *L = &c->lv[level];
-    size_t row = L->ways * sizeof *L->tags;
+    size_t row = L->row_words * sizeof *L->tags;     /* as append_run copies it */
     if (d->level[level].misses || d->level[level].evictions || start->len != now->len)
         return false;
     if (!d->level[level].hits)
@@ -202,7 +205,7 @@ bool cache_state_sets_equivalent(const CacheHier *c, unsigned level, const Cache
         ok = hs[0] == hn[0] && hs[1] == hn[1] && hs[1] <= (start->len - at) / row;
         for (uint64_t i = 0; ok && i < hs[1]; i++, at += row)
             ok = !memcmp(start->data + at, now->data + at, row) ||
-                 set_equivalent(start->data + at, now->data + at, L->ways, runs, nruns);
+                 set_equivalent(L, start->data + at, now->data + at, runs, nruns);
     }
     g_free(runs);
     return ok;
@@ -258,7 +261,10 @@ void cache_state_stats_add(CacheHier *c, const CacheStats *d, uint64_t times)
         }
         CacheLevelCounts *k = &c->lv[l].n;
         k->hits += times * x->hits;
-        k->misses += times * x->misses;
+        if (l + 1 == nl)         /* the others' misses are derived (cache_stats) */
+            k->misses += times * x->misses;
+        else
+            g_assert(x->misses == d->level[l + 1].hits + d->level[l + 1].misses);
         k->fills_empty += times * (x->misses - x->evictions);
         cycles += x->hits * c->lv[l].latency;
     }

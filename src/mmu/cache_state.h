@@ -17,7 +17,8 @@ typedef struct {
 } CacheSpan;
 /* Append only the sets that the lines of the spans map to, in set order,
  * as runs of consecutive sets (each run's first set and length, then its
- * sets' tags, MRU first): the state that work referencing
+ * sets' rows: tags, MRU first, and in L1 maybe empty padding
+ * (cache_priv.h)): the state that work referencing
  * nothing outside the spans can see or change. Sets are independent (a
  * reference looks up and reorders its own set in each level; there is no
  * prefetch and no write-back, cache.c), so two states equal on these sets

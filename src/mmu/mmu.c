@@ -44,6 +44,8 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
         default_tlb_config(&cfg);
     Mmu *m = g_new0(Mmu, 1);
     m->pm = pm;
+    m->hints.pd.base = m->hints.pt.base = PAE_NO_HINT;
+    m->fast_masks = pae_fast_masks_for(&m->regs);
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
@@ -98,7 +100,7 @@ static void memo_clear(Mmu *m)
 {
     for (unsigned side = 0; side < 2; side++)
         for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
-            m->memo[side][i].key = MEMO_NONE;
+            m->memo[side][i].key[0] = m->memo[side][i].key[1] = MEMO_NONE;
 }
 
 void mmu_set_shortcuts(Mmu *m, bool on)
@@ -192,6 +194,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     m->cr0 = cr0;
     m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
+    m->fast_masks = pae_fast_masks_for(&m->regs);
     memo_clear(m);
     return true;
 }
@@ -212,6 +215,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
     m->regs.nxe = (efer & EFER_NXE) != 0;
+    m->fast_masks = pae_fast_masks_for(&m->regs);
     memo_clear(m);
 }
 
@@ -226,31 +230,60 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
     tlb_hier_flush_pcid(m->tlb, pcid);
 }
 
-/* Remember entry e, in slot of t (the side's first-level array the hit
- * path probes, whose hits are taken inline), for the page of lin at cpl;
- * host: the page's frame, which exists. */
-static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Access access,
-                                int cpl, const TlbEntry *e, uint64_t pa, uint8_t *host)
+/* Remember the entry in slot of t (the side's first-level array the hit
+ * path probes, whose hits are taken inline), for the page of lin at cpl:
+ * ok, the accesses it answers (memo_ok); stamp: the slot's stamp
+ * (&t->stamps[slot]) or NULL (no stamps: the memo's stamp and clock are
+ * then the Mmu's sinks, see MmuMemo); host: the page's frame, which
+ * exists. */
+static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
+                                   Access access, int cpl, unsigned ok, uint64_t *stamp,
+                                   uint64_t pa, uint8_t *host)
 {
-    unsigned side = access == ACCESS_EXEC;
-    /* mmu_rights_ok for each access the side makes, and for a write the
-     * dirty bit tlb_hit_fast requires. */
-    bool user = cpl == 3, any = !user || e->us;
-    unsigned ok = side ? (unsigned)(any && !(m->regs.nxe && e->nx)) << ACCESS_EXEC
-                       : (unsigned)any << ACCESS_READ |
-                         (unsigned)(any && e->dirty && (e->rw || (!user && !m->regs.wp)))
-                             << ACCESS_WRITE;
     MmuMemo *mm = mmu_memo_at(m, lin, access);
-    mm->key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    uint32_t key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    /* ok's bit for each key: READ or EXEC (bits 0, 2) for key[0], WRITE
+     * for key[1]. */
+    mm->key[0] = ok & (1u << ACCESS_READ | 1u << ACCESS_EXEC) ? key : MEMO_NONE;
+    mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
     mm->sgen = t->sgen[slot];
-    mm->ok = (uint8_t)ok;
     mm->lat = t->geom.hit_latency;
     mm->gen = &t->sgen[slot];
     mm->hits = &t->fast_hits[TLB_PRIV(cpl)];
-    mm->stamp = t->stamps ? &t->stamps[slot] : NULL;
-    mm->clock = t->clock;
+    /* Without stamps, the sinks (see MmuMemo). */
+    mm->stamp = stamp ? stamp : &m->stamp_sink[0];
+    mm->clock = stamp ? t->clock : &m->stamp_sink[1];
     mm->pa = pa;
     mm->host = host;
+}
+
+/* The memo's `ok`: mmu_rights_ok for each access the side makes, and for
+ * a write the dirty bit tlb_hit_fast requires. */
+static MMU_INLINE unsigned memo_ok(const Mmu *m, Access access, int cpl, bool us, bool rw,
+                                   bool nx, bool dirty)
+{
+    bool user = cpl == 3, any = !user || us;
+    if (access == ACCESS_EXEC)
+        return (unsigned)(any && !(m->regs.nxe && nx)) << ACCESS_EXEC;
+    return (unsigned)any << ACCESS_READ |
+           (unsigned)(any && dirty && (rw || (!user && !m->regs.wp))) << ACCESS_WRITE;
+}
+
+/* memo_put_ok with memo_ok's bits for rights us, rw, nx and dirty. */
+static MMU_INLINE void memo_put_bits(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
+                                     Access access, int cpl, bool us, bool rw, bool nx,
+                                     bool dirty, uint64_t *stamp, uint64_t pa, uint8_t *host)
+{
+    memo_put_ok(m, t, slot, lin, access, cpl, memo_ok(m, access, cpl, us, rw, nx, dirty),
+                stamp, pa, host);
+}
+
+/* memo_put_bits of entry e. */
+static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Access access,
+                                int cpl, const TlbEntry *e, uint64_t pa, uint8_t *host)
+{
+    memo_put_bits(m, t, slot, lin, access, cpl, e->us, e->rw, e->nx, e->dirty,
+                  t->stamps ? &t->stamps[slot] : NULL, pa, host);
 }
 
 /* Remember entry e (in a first-level array, just hit or filled) for the
@@ -352,23 +385,75 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
  * reads timed as walk_and_fill times them; the entry built as
  * tlb_entry_from_walk builds it, and filled as tlb_hier_fill fills it,
  * through tlb_fill_fresh for a 4 KiB page that is not global (its key is
- * t->missed: tlb_fill_counted would search no duplicate), inline when
- * that is evict_lru (tlb_fill_fresh_lru1), and the general fill
- * otherwise; no rights check (the fast walk permitted the access).
+ * t->missed: tlb_fill_counted would search no duplicate), and the
+ * general fill otherwise; no rights check (the fast walk permitted the
+ * access). When tlb_fill_fresh would fill a free way (fill_free) or take
+ * evict_lru on set 0 (the P4's arrays once full), those steps run inline
+ * (tlb_fill_fresh_4k_free_slot, tlb_fill_fresh_lru1_slot: fill_priv.h)
+ * and the entry is built in its slot, with the memo, by fused_place.
  * With memos off (mmu_set_shortcuts: Mmu.sole is NULL) it is not taken:
- * the general path is then the reference it is tested against. Returns false having
- * changed nothing when the case does not apply: the caller goes on to
- * translate_rest. *l1: the filled entry, or NULL. */
-static MMU_INLINE bool miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
-                                  uint64_t *pa, const TlbEntry **l1)
+ * the general path is then the reference it is tested against. Returns
+ * FUSED_NO having changed nothing when the case does not apply: the
+ * caller goes on to translate_rest. */
+typedef enum {
+    FUSED_NO,                    /* not taken: nothing changed */
+    FUSED_FILLED,                /* taken: *l1 is the filled entry, or NULL */
+    FUSED_MEMO,                  /* taken, the entry built in its slot and
+                                  * the memo made if the frame exists:
+                                  * *host is the frame, or NULL */
+} Fused;
+
+/* The rest of miss_fused once the fill of a 4 KiB page that is not
+ * global took slot of t (tlb_fill_fresh_lru1_slot or _4k_free_slot), all
+ * but the entry: the entry built there from the walk, the memo made from
+ * the walk's bits, which are the entry's, if the frame exists; stamp: the
+ * slot's stamp, or NULL. */
+static MMU_INLINE Fused fused_place(Mmu *m, Tlb *t, unsigned slot, uint32_t lin, Access access,
+                                    int cpl, const PaeFast *w, uint64_t *stamp, uint64_t *pa,
+                                    uint8_t **host)
+{
+    bool rw = (w->all & PAE_RW) != 0, us = (w->all & PAE_US) != 0;
+    bool nx = (w->any & PAE_XD) != 0, dirty = (w->leaf & PAE_D) != 0;
+    t->ent[slot] = (TlbEntry){
+        .frame = w->frame, .vpn = lin >> TLB_SHIFT_4K, .pcid = m->pcid,
+        .page_size = TLB_PAGE_4K, .rw = rw, .us = us, .nx = nx, .dirty = dirty,
+        .global = false,
+    };
+    *pa = w->frame | (lin & (PAGE_SIZE - 1));
+    uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w->frame);
+    *host = fr;
+    if (G_LIKELY(fr)) {
+        /* memo_ok, less what the fast walk's success for this access
+         * implies (pae_priv.h): it permitted the access (so U/S at every
+         * level for a user access, R/W where a write needs it, no XD on a
+         * fetch) and, on a write, found D set. So a read or write also
+         * permits a read, and only a read's write bit is left to work
+         * out. */
+        unsigned ok = access == ACCESS_EXEC ? 1u << ACCESS_EXEC
+                      : access == ACCESS_WRITE
+                          ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
+                          : 1u << ACCESS_READ |
+                                (unsigned)(dirty && (rw || (cpl != 3 && !m->regs.wp)))
+                                    << ACCESS_WRITE;
+        memo_put_ok(m, t, slot, lin, access, cpl, ok, stamp, w->frame, fr);
+    }
+    return FUSED_MEMO;
+}
+
+static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
+                                   bool missed, uint64_t *pa, const TlbEntry **l1,
+                                   uint8_t **host)
 {
     TlbHierarchy *h = m->tlb;
     Tlb *t = m->sole[access == ACCESS_EXEC];
     PaeFast w;
-    if (!t ||
-        t->missed != (KEY_VALID | (lin & ~(uint32_t)(PAGE_SIZE - 1)) | m->pcid) ||
-        !pae_walk_fast_lean(&m->regs, m->pm, lin, access, cpl, &w))
-        return false;
+    /* missed: tlb_hier_hit_fast_m just found no entry for the page in
+     * the side's small array, which t is when set: its t->missed is the
+     * page's probe key (what tlb_fill_fresh requires). */
+    if (!missed || !t ||
+        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks, lin, access, cpl,
+                              &w))
+        return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);
     if (!w.large)
@@ -376,6 +461,19 @@ static MMU_INLINE bool miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     m->stats.walks++;
     m->stats.walk_cycles += c;
     m->stats.cycles += c;
+    bool global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE);
+    if (G_LIKELY(!w.large && !global)) {
+        h->stats.fills[access][TLB_PRIV(cpl)]++;
+        uint32_t vpn = lin >> TLB_SHIFT_4K;
+        if (tlb_fill_fresh_evicts_lru1(t)) {
+            unsigned slot = tlb_fill_fresh_lru1_slot(t, vpn, access, cpl, &h->stats.evictions);
+            return fused_place(m, t, slot, lin, access, cpl, &w, &t->stamps[slot], pa, host);
+        }
+        int slot = tlb_fill_fresh_4k_free_slot(t, vpn, access, cpl, &h->stats.evictions);
+        if (slot >= 0)
+            return fused_place(m, t, (unsigned)slot, lin, access, cpl, &w,
+                               t->stamps ? &t->stamps[slot] : NULL, pa, host);
+    }
     TlbEntry e = {
         .frame = w.frame,
         .vpn = lin >> (w.large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
@@ -384,18 +482,14 @@ static MMU_INLINE bool miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
         .rw = (w.all & PAE_RW) != 0, .us = (w.all & PAE_US) != 0,
         .nx = (w.any & PAE_XD) != 0,
         .dirty = (w.leaf & PAE_D) != 0,
-        .global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE),
+        .global = global,
     };
-    if (G_LIKELY(!w.large && !e.global)) {
-        h->stats.fills[access][TLB_PRIV(cpl)]++;
-        *l1 = tlb_fill_fresh_evicts_lru1(t)
-                  ? tlb_fill_fresh_lru1(t, &e, access, cpl, &h->stats.evictions)
-                  : tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
-    } else {
+    if (G_LIKELY(!w.large && !e.global))    /* counted above */
+        *l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
+    else
         *l1 = tlb_hier_fill(h, access, cpl, &e);
-    }
     *pa = tlb_entry_paddr(&e, lin);
-    return true;
+    return FUSED_FILLED;
 }
 
 /* mmu_translate after the hit path found no usable first-level hit (or
@@ -442,16 +536,21 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
                                         uint64_t *pa, MmuFault *f)
 {
     unsigned extra;
+    bool missed = false;         /* set by tlb_hier_hit_fast_m */
     const TlbEntry *e;
     if (G_LIKELY(m->paging) &&
-        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
+        G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
         m->stats.cycles += extra;
         if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
             return translate_rewalk(m, lin, access, cpl, pa, f);
         *pa = tlb_entry_paddr(e, lin);
-    } else if (!(m->paging && miss_fused(m, lin, access, cpl, pa, &e)) &&
-               !translate_rest(m, lin, access, cpl, pa, &e, f)) {
-        return false;
+    } else {
+        uint8_t *host;
+        Fused k = m->paging ? miss_fused(m, lin, access, cpl, missed, pa, &e, &host) : FUSED_NO;
+        if (k == FUSED_MEMO)
+            return true;         /* the memo is made */
+        if (k == FUSED_NO && !translate_rest(m, lin, access, cpl, pa, &e, f))
+            return false;
     }
     /* A hit, or a walk whose rights check passed for this access and
      * whose fill left the entry where the next hit will find it. */
@@ -460,15 +559,20 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     return true;
 }
 
-/* A copy per access type, as mmu_access_nomemo. */
-bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
-                          MmuFault *f)
+/* A copy per access type, as mmu_access_nomemo (mmu_priv.h picks one). */
+bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    switch (access) {
-    case ACCESS_READ: return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
-    case ACCESS_WRITE: return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
-    default: return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
-    }
+    return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
+}
+
+bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+{
+    return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
+}
+
+bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+{
+    return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -529,11 +633,14 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
                                          MmuFault *f)
 {
     unsigned extra;
+    bool missed = false;         /* set by tlb_hier_hit_fast_m */
     const TlbEntry *e;
     uint64_t pa;
+    uint8_t *fr;
     Tlb *sole = NULL;            /* the array miss_fused filled, if it did */
+    Fused k;
     if (G_LIKELY(m->paging) &&
-        G_LIKELY((e = tlb_hier_hit_fast(m->tlb, lin, access, cpl, m->pcid, &extra)))) {
+        G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
         m->stats.cycles += extra;
         if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
             pa = tlb_entry_paddr(e, lin);
@@ -542,12 +649,20 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
             if (!translate_rewalk(m, lin, access, cpl, &pa, f))
                 return NULL;
         }
-    } else if (m->paging && miss_fused(m, lin, access, cpl, &pa, &e)) {
+    } else if (m->paging && (k = miss_fused(m, lin, access, cpl, missed, &pa, &e, &fr)) != FUSED_NO) {
+        if (k == FUSED_MEMO) {
+            /* Built in place, memo made: only the frame and the data
+             * reference are left. */
+            if (G_UNLIKELY(!fr))
+                fr = mmu_host_absent(m, pa, access);
+            time_data(m, pa, access);
+            return fr + (pa & (PAGE_SIZE - 1));
+        }
         sole = m->sole[access == ACCESS_EXEC];
     } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
         return NULL;
     }
-    uint8_t *fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
+    fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
     if (G_UNLIKELY(!fr))
         fr = mmu_host_absent(m, pa, access);
     else if (sole)
@@ -560,14 +675,22 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
 
 /* A copy of the path per access type: its tests of the type (rights,
  * memo bits, the walker's masks, counters' indices, the cache reference)
- * are then constants. pageloop's miss: 23 host instructions fewer. */
-uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
+ * are then constants. pageloop's miss: 23 host instructions fewer.
+ * mmu_access_nomemo (mmu_priv.h) picks the copy inline, so a caller with
+ * a constant type calls its copy straight away. */
+uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    switch (access) {
-    case ACCESS_READ: return access_nomemo(m, lin, ACCESS_READ, cpl, f);
-    case ACCESS_WRITE: return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
-    default: return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
-    }
+    return access_nomemo(m, lin, ACCESS_READ, cpl, f);
+}
+
+uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+{
+    return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
+}
+
+uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+{
+    return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

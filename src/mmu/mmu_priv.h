@@ -15,6 +15,7 @@
 
 #include "mmu/cache_priv.h"
 #include "mmu/mmu.h"
+#include "mmu/pae_priv.h"
 #include "tlb/hier_priv.h"
 
 /* Memos of first-level TLB hits, a small direct-mapped table per side
@@ -32,28 +33,38 @@
  * mmu.c). No other slot can start answering the page
  * meanwhile: at most one slot answers a page (a fill of the page replaces
  * its entry in place). The memo then skips the probe, the rights check
- * (done when the memo was made, for each access type: `ok` has a bit per
- * Access that the hit path would take) and the frame lookup, and does what
+ * (done when the memo was made, for each access type: `key` holds the
+ * page for each Access that the hit path would take, MEMO_NONE for the
+ * others) and the frame lookup, and does what
  * the hit path does on that hit: tlb_hier_count_hit's count and stamp
  * (through pointers kept in the memo) and the hit latency. Frames never move once
  * they exist (physmem.h), so `host` stays valid; no memo is made for a
  * frame never written (its host page does not exist yet). */
 typedef struct {
-    uint32_t key;                /* linear page | CPL (0-3), compared at
-                                  * once; MEMO_NONE when empty */
+    uint32_t key[2];             /* [MEMO_KEY(access)]: linear page | CPL
+                                  * (0-3), compared at once, if the memo
+                                  * answers that access, else MEMO_NONE (so
+                                  * the rights are in the compare); both
+                                  * MEMO_NONE when empty */
     uint32_t sgen;               /* *gen when made */
-    uint8_t ok;                  /* 1 << access for each access it answers */
     unsigned lat;                /* t->geom.hit_latency */
     const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
     uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
                                   * of access counts hits[2 * access] */
-    uint64_t *stamp;             /* &t->stamps[slot], or NULL (no stamps) */
-    uint64_t *clock;             /* t->clock */
+    uint64_t *stamp;             /* &t->stamps[slot], or &Mmu.stamp_sink[0]
+                                  * when t has no stamps */
+    uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
+                                  * has no stamps: a hit then writes only
+                                  * the sink, which nothing reads, so the
+                                  * hit path need not test for stamps */
     uint64_t pa;                 /* physical address of the page */
     uint8_t *host;               /* its frame */
 } MmuMemo;
 
 #define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
+/* A memo's key for an access: a data memo's READ and WRITE keys, an
+ * instruction memo's (its own table) EXEC key in key[0]. */
+#define MEMO_KEY(access) ((unsigned)(access) & 1u)
 #define MEMO_BITS 6              /* 64 per side: with 16, a syscall's stack,
                                   * task, descriptor and user pages still
                                   * collided (a 3G/1G null syscall made 2.6 %
@@ -77,6 +88,13 @@ struct Mmu {
                                   * array whose misses the fused miss path
                                   * takes (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
+    PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
+    uint64_t stamp_sink[2];      /* the stamp and clock of memos of arrays
+                                  * without stamps (MmuMemo): written, never
+                                  * read */
+    const PaeFastMasks *fast_masks; /* pae_fast_masks_for(&regs): set
+                                  * wherever regs.wp or regs.nxe is (only
+                                  * here, in mmu.c) */
     MmuStats stats;
 };
 
@@ -104,8 +122,8 @@ TLB_HOT MmuMemo *mmu_memo_at(Mmu *m, uint32_t lin, Access access)
 TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cpl)
 {
     const MmuMemo *mm = mmu_memo_at(m, lin, access);
-    if (mm->key == ((lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl) &&
-        (mm->ok >> access & 1) && mm->sgen == *mm->gen)
+    if (mm->key[MEMO_KEY(access)] == ((lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl) &&
+        mm->sgen == *mm->gen)
         return mm;
     return NULL;
 }
@@ -116,8 +134,7 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
 TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n)
 {
     mm->hits[2 * access] += n;
-    if (mm->stamp)
-        *mm->stamp = *mm->clock += n;
+    *mm->stamp = *mm->clock += n;        /* or the sinks: no stamps */
     m->stats.cycles += (uint64_t)n * mm->lat;
 }
 
@@ -142,20 +159,42 @@ TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access 
     for (unsigned j = 0; j < k; j++) {
         mm[j]->hits[2 * access[j]] += n;
         m->stats.cycles += n * mm[j]->lat;
-        if (mm[j]->stamp)
-            *mm[j]->clock += n - 1;
+        *mm[j]->clock += n - 1;           /* or the sinks: no stamps */
     }
     for (unsigned j = 0; j < k; j++)      /* the last round, as it is made */
-        if (mm[j]->stamp)
-            *mm[j]->stamp = ++*mm[j]->clock;
+        *mm[j]->stamp = ++*mm[j]->clock;
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
- * (a first-level hit on the TLB's own hit path, or the miss path). */
-bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                          uint64_t *pa, MmuFault *f);
-uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                           MmuFault *f);
+ * (a first-level hit on the TLB's own hit path, or the miss path), one
+ * copy per access type, picked inline below (no dispatch at all when the
+ * caller's type is a constant). */
+bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+
+TLB_HOT bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                  uint64_t *pa, MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return mmu_translate_nomemo_read(m, lin, cpl, pa, f);
+    case ACCESS_WRITE: return mmu_translate_nomemo_write(m, lin, cpl, pa, f);
+    default: return mmu_translate_nomemo_exec(m, lin, cpl, pa, f);
+    }
+}
+
+TLB_HOT uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+                                   MmuFault *f)
+{
+    switch (access) {
+    case ACCESS_READ: return mmu_access_nomemo_read(m, lin, cpl, f);
+    case ACCESS_WRITE: return mmu_access_nomemo_write(m, lin, cpl, f);
+    default: return mmu_access_nomemo_exec(m, lin, cpl, f);
+    }
+}
 
 /* mmu_translate (mmu.h) with a memo's hit inline. */
 TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,

@@ -68,26 +68,69 @@ typedef struct {
     bool large;                  /* a 2 MiB page: the PDE is the leaf */
 } PaeFast;
 
+/* The host frames of the last page directory and page table a walk
+ * read, by physical base (a host-speed shortcut, the MMU's): a walk
+ * through the same table again skips physmem's lookup. Exact because a
+ * frame, once it exists, never moves and is never freed while its PhysMem
+ * lives (physmem.h), and a hint is only set from a lookup that found the
+ * frame: a base whose frame did not exist is looked up every time. */
+typedef struct {
+    uint64_t base;               /* PAE_NO_HINT (no frame's base: not
+                                  * 4 KiB-aligned) until set */
+    const uint8_t *host;
+} PaeFrameHint;
+
+typedef struct {
+    PaeFrameHint pd, pt;
+} PaeHints;
+
+#define PAE_NO_HINT 1u
+
+/* physmem_frame_peek_base(pm, base) through hint h (NULL: none). */
+static inline __attribute__((always_inline)) const uint8_t *
+pae_frame_hinted(PaeFrameHint *h, const PhysMem *pm, uint64_t base)
+{
+    if (h && base == h->base)
+        return h->host;
+    const uint8_t *f = physmem_frame_peek_base(pm, base);
+    if (h && f) {
+        h->base = base;
+        h->host = f;
+    }
+    return f;
+}
+
+/* pae_fast_masks for regs' CR0.WP and EFER.NXE, access READ, CPL < 3:
+ * the base the fast path indexes by access and CPL. The MMU keeps it
+ * beside its registers (Mmu.fast_masks), set wherever WP or NXE is. */
+static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs)
+{
+    return &pae_fast_masks[(unsigned)regs->wp << 1 | (unsigned)regs->nxe];
+}
+
 /* The fast path into a PaeFast: true under the conditions above, having
- * changed nothing either way (out is only written on success). */
+ * changed nothing either way (out is only written on success). hints:
+ * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs), or
+ * NULL to work it out. */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeFast *out)
+pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
+                     const PaeFastMasks *masks, uint32_t lin, Access access, int cpl,
+                     PaeFast *out)
 {
     uint64_t pdpte = regs->pdpte[lin >> PAE_PDPTE_SHIFT];
     if (!(pdpte & PAE_P))
         return false;
     uint64_t pd = pdpte & PAE_ADDR_4K;
-    const uint8_t *pdf = physmem_frame_peek_base(pm, pd);
+    const uint8_t *pdf = pae_frame_hinted(hints ? &hints->pd : NULL, pm, pd);
     if (!pdf)
         return false;
     unsigned pde_off = (lin >> (PAE_PDE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
     uint64_t pde;
     memcpy(&pde, pdf + pde_off, 8);
 
-    unsigned fi = (unsigned)access << 3 | (unsigned)(cpl == 3) << 2 |
-                  (unsigned)regs->wp << 1 | (unsigned)regs->nxe;
-    const PaeFastMasks *fm = &pae_fast_masks[fi];
+    if (!masks)
+        masks = pae_fast_masks_for(regs);
+    const PaeFastMasks *fm = masks + ((unsigned)access << 3 | (unsigned)(cpl == 3) << 2);
     if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
         /* A 2 MiB page: the PDE is the leaf. */
         if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
@@ -99,7 +142,7 @@ pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access 
     if ((~pde & fm->need) | (pde & fm->bad))
         return false;
     uint64_t pt = pde & PAE_ADDR_4K;
-    const uint8_t *ptf = physmem_frame_peek_base(pm, pt);
+    const uint8_t *ptf = pae_frame_hinted(hints ? &hints->pt : NULL, pm, pt);
     if (!ptf)
         return false;
     unsigned pte_off = (lin >> (PAGE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
@@ -113,13 +156,20 @@ pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access 
     return true;
 }
 
+static inline __attribute__((always_inline)) bool
+pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access,
+                   int cpl, PaeFast *out)
+{
+    return pae_walk_fast_hinted(regs, pm, NULL, NULL, lin, access, cpl, out);
+}
+
 /* What the fast path sets: every field walk_impl sets on success. */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
-              PaeWalk *out)
+pae_walk_fast_h(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, uint32_t lin,
+                Access access, int cpl, PaeWalk *out)
 {
     PaeFast w;
-    if (!pae_walk_fast_lean(regs, pm, lin, access, cpl, &w))
+    if (!pae_walk_fast_hinted(regs, pm, hints, NULL, lin, access, cpl, &w))
         return false;
     uint32_t size = w.large ? PAE_PAGE_2M : PAE_PAGE_4K;
     out->refs[0] = (PaeRef){ .paddr = w.pde_pa, .write = false };
@@ -137,6 +187,13 @@ pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access acces
     out->global = (w.leaf & PAE_G) != 0;
     out->dirty = (w.leaf & PAE_D) != 0;
     return true;
+}
+
+static inline __attribute__((always_inline)) bool
+pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
+              PaeWalk *out)
+{
+    return pae_walk_fast_h(regs, pm, NULL, lin, access, cpl, out);
 }
 
 #endif

@@ -1,7 +1,9 @@
 /* Sparse physical memory: a two-level radix table over the 2^24 frames of a
  * 36-bit physical address space. The top level (4096 pointers) is allocated
- * up front; each second-level chunk (4096 frame pointers, 32 KiB) and each
- * frame (4 KiB) on first write. Lookups are two dependent loads. */
+ * up front, every entry pointing at one shared chunk of NULLs; each
+ * second-level chunk of its own (4096 frame pointers, 32 KiB) and each
+ * frame (4 KiB) on first write. Lookups are two dependent loads, with no
+ * test between them (a missing chunk is the shared one, not NULL). */
 #include "mmu/physmem.h"
 
 #include <glib.h>
@@ -11,9 +13,16 @@
 #define L2_SIZE (1u << L2_BITS)
 #define L1_SIZE PHYSMEM_L1_SIZE
 
+/* The chunk of every 16 MiB with no frame yet (see physmem.h): read,
+ * never written. */
+static uint8_t *no_frames[L2_SIZE];
+
 PhysMem *physmem_new(void)
 {
-    return g_new0(PhysMem, 1);
+    PhysMem *pm = g_new0(PhysMem, 1);
+    for (unsigned i = 0; i < L1_SIZE; i++)
+        pm->chunk[i] = no_frames;
+    return pm;
 }
 
 void physmem_free(PhysMem *pm)
@@ -21,7 +30,7 @@ void physmem_free(PhysMem *pm)
     if (!pm)
         return;
     for (unsigned i = 0; i < L1_SIZE; i++) {
-        if (!pm->chunk[i])
+        if (pm->chunk[i] == no_frames)
             continue;
         for (unsigned j = 0; j < L2_SIZE; j++)
             g_free(pm->chunk[i][j]);
@@ -34,8 +43,7 @@ const uint8_t *physmem_frame_peek(const PhysMem *pm, uint64_t pa)
 {
     g_assert(pa < PHYS_ADDR_LIMIT);
     uint64_t pfn = pa >> PAGE_SHIFT;
-    uint8_t **c = pm->chunk[pfn >> L2_BITS];
-    return c ? c[pfn & (L2_SIZE - 1)] : NULL;
+    return pm->chunk[pfn >> L2_BITS][pfn & (L2_SIZE - 1)];
 }
 
 uint8_t *physmem_frame_get(PhysMem *pm, uint64_t pa)
@@ -43,7 +51,7 @@ uint8_t *physmem_frame_get(PhysMem *pm, uint64_t pa)
     g_assert(pa < PHYS_ADDR_LIMIT);
     uint64_t pfn = pa >> PAGE_SHIFT;
     uint8_t ***c = &pm->chunk[pfn >> L2_BITS];
-    if (!*c)
+    if (*c == no_frames)
         *c = g_new0(uint8_t *, L2_SIZE);
     uint8_t **f = &(*c)[pfn & (L2_SIZE - 1)];
     if (!*f) {

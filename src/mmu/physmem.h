@@ -23,7 +23,9 @@
 typedef struct PhysMem PhysMem;
 
 /* The radix table is in the header only so that the walker's hot path can
- * inline a frame lookup (two dependent loads); use the functions below. */
+ * inline a frame lookup (two dependent loads); use the functions below.
+ * A chunk with no frame yet is a shared chunk of NULLs (physmem.c), never
+ * NULL itself, so that a lookup needs no test between its loads. */
 #define PHYSMEM_L2_BITS 12
 #define PHYSMEM_L1_SIZE (1u << (PHYS_ADDR_BITS - PAGE_SHIFT - PHYSMEM_L2_BITS))
 struct PhysMem {
@@ -57,8 +59,7 @@ void physmem_write64(PhysMem *pm, uint64_t pa, uint64_t v);
 static inline const uint8_t *physmem_frame_peek_inline(const PhysMem *pm, uint64_t pa)
 {
     uint64_t pfn = (pa & (PHYS_ADDR_LIMIT - 1)) >> PAGE_SHIFT;
-    uint8_t **c = pm->chunk[pfn >> PHYSMEM_L2_BITS];
-    return c ? c[pfn & ((1u << PHYSMEM_L2_BITS) - 1)] : NULL;
+    return pm->chunk[pfn >> PHYSMEM_L2_BITS][pfn & ((1u << PHYSMEM_L2_BITS) - 1)];
 }
 
 static inline uint64_t physmem_read64_aligned(const PhysMem *pm, uint64_t pa)
@@ -74,10 +75,10 @@ static inline uint64_t physmem_read64_aligned(const PhysMem *pm, uint64_t pa)
  * must be frame-aligned and below PHYS_ADDR_LIMIT, as the address field of
  * a paging-structure entry is (e.g. e & PAE_ADDR_4K): no masking needed,
  * which saves the walker a few instructions per level. */
-static inline const uint8_t *physmem_frame_peek_base(const PhysMem *pm, uint64_t base)
+static inline __attribute__((always_inline)) const uint8_t *physmem_frame_peek_base(const PhysMem *pm, uint64_t base)
 {
-    uint8_t **c = pm->chunk[base >> (PAGE_SHIFT + PHYSMEM_L2_BITS)];
-    return c ? c[(base >> PAGE_SHIFT) & ((1u << PHYSMEM_L2_BITS) - 1)] : NULL;
+    return pm->chunk[base >> (PAGE_SHIFT + PHYSMEM_L2_BITS)]
+                    [(base >> PAGE_SHIFT) & ((1u << PHYSMEM_L2_BITS) - 1)];
 }
 
 /* Number of 4 KiB frames allocated so far (host memory the model costs). */

@@ -27,6 +27,26 @@ TLB_HOT void index_unlink(Tlb *t, unsigned slot)
     *p = t->next[slot];
 }
 
+/* The lowest invalid slot of the set starting at base, or NO_SLOT: a word
+ * of the valid bitmap at a time, the first from base's bit. The first
+ * clear bit k at or after base is the answer if k < end; if k >= end,
+ * every slot of [base, end) is valid. Bits past the last entry are never
+ * set, and no word past the set's last is read. */
+TLB_HOT int first_invalid(const Tlb *t, unsigned base)
+{
+    unsigned end = base + t->ways, w = base / 64;
+    uint64_t free = ~t->vbits[w] & (~0ULL << (base % 64));
+    for (;;) {
+        if (free) {
+            unsigned k = w * 64 + (unsigned)__builtin_ctzll(free);
+            return k < end ? (int)k : NO_SLOT;
+        }
+        if (++w * 64 >= end)
+            return NO_SLOT;
+        free = ~t->vbits[w];
+    }
+}
+
 /* Tell a policy without stamps of the new entry in slot of set; returns
  * the entry (tlb.c). */
 const TlbEntry *tlb_fill_insert(Tlb *t, unsigned set, unsigned slot);
@@ -106,6 +126,60 @@ TLB_HOT const TlbEntry *tlb_fill_fresh_lru1(Tlb *t, const TlbEntry *e, Access ac
     uint64_t key = t->missed;
     t->missed = 0;                   /* the page may now be here */
     return evict_lru(t, e, key, 0, access, cpl, also);
+}
+
+/* tlb_fill_fresh of a 4 KiB entry that is not global, for page vpn
+ * (t->missed's), into a free way, but for the entry itself, which the
+ * caller then writes straight into t->ent[returned slot] (the MMU's fused
+ * miss path builds it there instead of building a copy first); or -1,
+ * having changed nothing, when the set is full (the caller then calls
+ * tlb_fill_fresh). The steps fill_new takes into fill_free, with
+ * fill_place's, in which e->page_size is TLB_PAGE_4K, which is
+ * t->sizes[0] (t->missed is a 4 KiB key: nlarge does not count the new
+ * entry), and e->global is false; only the victim's size is read from an
+ * entry, and a policy's insert (no stamps) reads no entry, so the entry
+ * can be written last. */
+TLB_HOT int tlb_fill_fresh_4k_free_slot(Tlb *t, uint32_t vpn, Access access, int cpl,
+                                        uint64_t *also)
+{
+    unsigned set = vpn & t->set_mask;
+    if (t->set_valid[set] >= t->ways)
+        return -1;
+    uint64_t key = t->missed;
+    t->missed = 0;                   /* the page may now be here */
+    fill_count(t, access, cpl, 0, also);
+    unsigned slot = (unsigned)first_invalid(t, set * t->ways);
+    t->sgen[slot]++;
+    t->nvalid++;
+    t->vbits[slot / 64] |= 1ULL << (slot % 64);
+    t->set_valid[set]++;
+    t->tag[slot] = (Tag){ key, MASK_FULL };
+    if (t->bucket)
+        index_link(t, slot, hash_page(t, 0, vpn));
+    if (G_LIKELY(t->stamps))
+        t->stamps[slot] = ++*t->clock;
+    else
+        tlb_fill_insert(t, set, slot);
+    return (int)slot;
+}
+
+/* The same where tlb_fill_fresh_evicts_lru1 holds: evict_lru on set 0,
+ * which Tlb.lru implies t->bucket and t->stamps for; always a slot. */
+TLB_HOT unsigned tlb_fill_fresh_lru1_slot(Tlb *t, uint32_t vpn, Access access, int cpl,
+                                          uint64_t *also)
+{
+    uint64_t key = t->missed;
+    t->missed = 0;                   /* the page may now be here */
+    fill_count(t, access, cpl, 1, also);
+    unsigned slot = lru_victim_ordered(t->lru, 0);
+    index_unlink(t, slot);
+    t->sgen[slot]++;
+    /* A 4 KiB entry over a victim of the second size: one fewer of it. */
+    t->nlarge -= t->ent[slot].page_size != TLB_PAGE_4K;
+    t->tag[slot] = (Tag){ key, MASK_FULL };
+    index_link(t, slot, hash_page(t, 0, vpn));
+    t->stamps[slot] = ++*t->clock;
+    return slot;
 }
 
 #endif

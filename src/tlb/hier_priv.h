@@ -75,19 +75,30 @@ TLB_HOT void tlb_hier_count_miss(TlbHierarchy *h, Tlb *t, Access access, int cpl
     h->stats.misses[access][p]++;
 }
 
-/* See above. *extra_cycles as tlb_hier_lookup sets it on a hit. */
-TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
-                                          Access access, int cpl, uint16_t pcid,
-                                          unsigned *extra_cycles)
+/* See above. *extra_cycles as tlb_hier_lookup sets it on a hit; *missed
+ * set true when the side's small array had no entry for the page at all
+ * (its Tlb.missed is then the probe key: see tlb_hit_fast_4k), else left
+ * alone. missed not NULL: pcid is known to fit 12 bits (the MMU's). */
+TLB_HOT const TlbEntry *tlb_hier_hit_fast_m(TlbHierarchy *h, uint32_t lin,
+                                            Access access, int cpl, uint16_t pcid,
+                                            unsigned *extra_cycles, bool *missed)
 {
     Tlb *t = h->side[access == ACCESS_EXEC].small;
     const TlbEntry *e;
-    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast(t, lin, pcid, access, cpl)))) {
+    /* t holds 4 KiB pages, its first size (hierarchy.c's add_array). */
+    if (G_LIKELY(t) && G_LIKELY((e = tlb_hit_fast_4k(t, lin, pcid, access, cpl, missed)))) {
         /* The hierarchy's counts are derived from t's (see above). */
         *extra_cycles = t->geom.hit_latency;
         return e;
     }
     return NULL;
+}
+
+TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
+                                          Access access, int cpl, uint16_t pcid,
+                                          unsigned *extra_cycles)
+{
+    return tlb_hier_hit_fast_m(h, lin, access, cpl, pcid, extra_cycles, NULL);
 }
 
 /* tlb_entry_from_walk (hierarchy.h), inline for the MMU's miss path. */

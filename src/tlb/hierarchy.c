@@ -81,6 +81,10 @@ TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
         tlb_hier_free(h);
         return NULL;
     }
+    /* add_array made each small array hold 4 KiB pages, which tlb_new
+     * lists first: tlb_hier_hit_fast probes it as such (tlb_hit_fast_4k). */
+    g_assert(!i->small || i->small->sizes[0] == TLB_PAGE_4K);
+    g_assert(!d->small || d->small->sizes[0] == TLB_PAGE_4K);
     side_wire(i);
     side_wire(d);
     h->stlb_for[SIDE_DATA] = h->stlb;

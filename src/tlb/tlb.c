@@ -224,26 +224,6 @@ static void invalidate_slot(Tlb *t, unsigned slot)
     t->nvalid--;
 }
 
-/* The lowest invalid slot of the set starting at base, or NO_SLOT: a word
- * of the valid bitmap at a time, the first from base's bit. The first
- * clear bit k at or after base is the answer if k < end; if k >= end,
- * every slot of [base, end) is valid. Bits past the last entry are never
- * set, and no word past the set's last is read. */
-static int first_invalid(const Tlb *t, unsigned base)
-{
-    unsigned end = base + t->ways, w = base / 64;
-    uint64_t free = ~t->vbits[w] & (~0ULL << (base % 64));
-    for (;;) {
-        if (free) {
-            unsigned k = w * 64 + (unsigned)__builtin_ctzll(free);
-            return k < end ? (int)k : NO_SLOT;
-        }
-        if (++w * 64 >= end)
-            return NO_SLOT;
-        free = ~t->vbits[w];
-    }
-}
-
 /* Would the entry in slot and a new entry (key, global) answer the same
  * lookup? Same page, and same PCID or either one global. */
 static bool duplicates(const Tlb *t, unsigned slot, uint64_t key, bool global)

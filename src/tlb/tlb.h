@@ -98,13 +98,13 @@ typedef struct {
     bool global;                 /* G bit with CR4.PGE=1 */
 } TlbEntry;
 
-static inline unsigned tlb_page_shift(TlbPageSize s)
+static inline __attribute__((always_inline)) unsigned tlb_page_shift(TlbPageSize s)
 {
     return s == TLB_PAGE_2M ? TLB_SHIFT_2M : TLB_SHIFT_4K;
 }
 
 /* Physical address of lin through entry e (which must cover lin). */
-static inline uint64_t tlb_entry_paddr(const TlbEntry *e, uint32_t lin)
+static inline __attribute__((always_inline)) uint64_t tlb_entry_paddr(const TlbEntry *e, uint32_t lin)
 {
     return e->frame | (lin & ((1u << tlb_page_shift((TlbPageSize)e->page_size)) - 1));
 }

@@ -187,6 +187,17 @@ TLB_HOT int probe_key(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid, uin
     return find_slot(t, t->hash_salt[i], vpn, *key);
 }
 
+/* probe_key for i = 0 in an array whose first size is 4 KiB (every
+ * side's small array: hierarchy.c's add_array requires it to hold 4 KiB
+ * pages, listed first): its shift, key base and hash salt are then
+ * constants (TLB_SHIFT_4K, make_key(TLB_PAGE_4K, 0, 0) = KEY_VALID, 0). */
+TLB_HOT int probe_key_4k(const Tlb *t, uint32_t lin, uint16_t pcid, uint64_t *key)
+{
+    uint32_t vpn = lin >> TLB_SHIFT_4K;
+    *key = KEY_VALID | ((uint64_t)vpn << KEY_VPN_SHIFT) | pcid;
+    return find_slot(t, 0, vpn, *key);
+}
+
 TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
 {
     uint64_t key;
@@ -259,26 +270,48 @@ TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
  * policy; or NULL having changed nothing, and the caller starts again on
  * its slow path (tlb_lookup_slow). Keeping the rare cases out of the
  * inlined code keeps the hit path free of register spills. */
-TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
-                                     Access access, int cpl)
+TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
+                                           Access access, int cpl, bool first_4k,
+                                           bool *missed)
 {
-    if (G_UNLIKELY(pcid > TLB_PCID_MAX))
-        tlb_bad_pcid(pcid);
+    if (missed == NULL && G_UNLIKELY(pcid > TLB_PCID_MAX))
+        tlb_bad_pcid(pcid);          /* see tlb_hit_fast_4k */
     uint64_t key, key1;
-    int s = probe_key(t, 0, lin, pcid, &key);
+    int s = first_4k ? probe_key_4k(t, lin, pcid, &key) : probe_key(t, 0, lin, pcid, &key);
     /* An array holding both page sizes (the P4's DTLB) serves the kernel's
      * 2 MiB direct map from here too: the second size, after the first
-     * missed, in tlb_lookup_slow's order. */
-    if (s == NO_SLOT && t->nsizes > 1 && t->nlarge)
+     * missed, in tlb_lookup_slow's order. nlarge counts entries of the
+     * second size, so it is 0 in an array of one size (no test of
+     * nsizes). */
+    if (s == NO_SLOT && t->nlarge)
         s = probe_key(t, 1, lin, pcid, &key1);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
+        if (missed)
+            *missed = true;
         return NULL;
     }
     if (G_UNLIKELY(!t->hit_inline || (access == ACCESS_WRITE && !t->ent[s].dirty)))
         return NULL;
     tlb_count_hit(t, s, access, cpl);
     return &t->ent[s];
+}
+
+TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
+                                     Access access, int cpl)
+{
+    return tlb_hit_fast_sized(t, lin, pcid, access, cpl, false, NULL);
+}
+
+/* tlb_hit_fast of an array whose first size is 4 KiB (see probe_key_4k);
+ * *missed is set true when it found no entry for the page in any size
+ * (t->missed then holds the probe key), else left alone. With missed
+ * (the MMU's call, whose pcid is CR3's low 12 bits or 0) the PCID is not
+ * checked. */
+TLB_HOT const TlbEntry *tlb_hit_fast_4k(Tlb *t, uint32_t lin, uint16_t pcid,
+                                        Access access, int cpl, bool *missed)
+{
+    return tlb_hit_fast_sized(t, lin, pcid, access, cpl, true, missed);
 }
 
 /* tlb_lookup (tlb.h), inline. */

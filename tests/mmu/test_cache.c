@@ -387,7 +387,9 @@ START_TEST(matches_naive_lru)
 END_TEST
 
 /* Every associativity the lookup has its own code for (4, 8, 16: cache.c)
- * and some it has not (1, 2, 3, 32), at every level, reached through every
+ * and some it has not (1, 2, 3, 32), at every level, followed by every
+ * kind of next step (memory; a last level of 4, 8 or 16 ways inline; a
+ * call: cache.c's level_fns), reached through every
  * entry point: cache_access_fast (cache_priv.h, the inline path the MMU
  * uses), cache_access and cache_access_from. Each reference's cycles and
  * supplying level, every counter, and the lines present at the end must be
@@ -400,6 +402,7 @@ typedef struct {
 static const Widths widths[] = {
     { { 1, 2, 3 } }, { { 2, 4, 8 } }, { { 3, 8, 16 } }, { { 4, 8, 16 } },
     { { 8, 16, 4 } }, { { 16, 32, 8 } }, { { 4, 3, 32 } }, { { 32, 1, 16 } },
+    { { 8, 4, 16 } }, { { 16, 4, 4 } },
 };
 
 static void check_widths(const Widths *wd, unsigned nlevels)

@@ -32,6 +32,7 @@ static const Geoms geoms[] = {
     { { 256, 4, 64, 2 }, { 1024, 8, 128, 9 } },        /* 1 set, then 1 set */
     { { 8192, 4, 64, 2 }, { 512 * 1024, 8, 128, 24 } }, /* the P4 Northwood */
     { { 4096, 2, 16, 2 }, { 1 << 20, 4, 16, 9 } },     /* 16384 sets: a bitmap on the heap */
+    { { 2048, 8, 32, 2 }, { 8192, 4, 64, 9 } },        /* a wide L1 (cache_priv.h) */
 };
 
 /* Random spans within [0, range): some short, some long, some empty. */
@@ -83,7 +84,7 @@ static void check_snapshot(const Level *L, const CacheSpan *spans, size_t n,
                            const GByteArray *snap)
 {
     bool *want = sets_of(L, spans, n), *got = g_new0(bool, L->nsets);
-    size_t row = L->ways * sizeof(uint64_t), at = 0;
+    size_t row = L->row_words * sizeof(uint64_t), at = 0;    /* padding included */
     uint64_t end = 0;                    /* one past the previous run */
     bool first_run = true;
     while (at < snap->len) {
@@ -98,7 +99,7 @@ static void check_snapshot(const Level *L, const CacheSpan *spans, size_t n,
         first_run = false;
         end = head[0] + head[1];
         ck_assert_uint_ge(snap->len - at, head[1] * row);
-        ck_assert(!memcmp(snap->data + at, &L->tags[head[0] * L->ways], head[1] * row));
+        ck_assert(!memcmp(snap->data + at, cache_level_set(L, head[0]), head[1] * row));
         at += head[1] * row;
         for (uint64_t set = head[0]; set < end; set++)
             got[set] = true;
@@ -129,21 +130,24 @@ START_TEST(snapshot_lists_the_spans_sets)
 }
 END_TEST
 
-/* cache_state_sets_equivalent's definition, over the tag arrays: in each
- * set of the spans, start's most recent lines within the spans (down to
- * the first that is not, or an empty way) are now's, in the same order. */
-static bool equivalent_by_definition(const Level *a, const Level *b, const CacheSpan *spans,
-                                     size_t n)
+/* cache_state_sets_equivalent's definition, over the tag arrays of level
+ * `level`: in each set of the spans, start's most recent lines within the
+ * spans (down to the first that is not, or an empty way) are now's, in the
+ * same order. A way of L1 holds its line's address, of the others its
+ * line's number (cache_priv.h), decoded here on its own. */
+static bool equivalent_by_definition(const Level *a, const Level *b, unsigned level,
+                                     const CacheSpan *spans, size_t n)
 {
     bool *in = sets_of(a, spans, n), ok = true;
     for (uint64_t set = 0; ok && set < a->nsets; set++) {
         if (!in[set])
             continue;
         for (unsigned w = 0; w < a->ways; w++) {
-            uint64_t x = a->tags[set * a->ways + w];
-            if (x == CACHE_TAG_INVALID || !line_in_spans(a, spans, n, x))
+            uint64_t x = cache_level_set(a, set)[w];
+            uint64_t line = level == 0 ? x >> a->line_shift : x;
+            if (x == CACHE_TAG_INVALID || !line_in_spans(a, spans, n, line))
                 break;
-            if (x != b->tags[set * a->ways + w]) {
+            if (x != cache_level_set(b, set)[w]) {
                 ok = false;
                 break;
             }
@@ -186,7 +190,7 @@ START_TEST(equivalence_matches_definition)
             cache_state_append_sets(b, level, spans, n, y);
             CacheStats d = { 0 };
             d.level[level].hits = 1;
-            bool want = equivalent_by_definition(&a->lv[level], &b->lv[level], spans, n);
+            bool want = equivalent_by_definition(&a->lv[level], &b->lv[level], level, spans, n);
             ck_assert_int_eq(cache_state_sets_equivalent(a, level, spans, n, &d, x, y), want);
             answers[want]++;
             d.level[level].misses = 1;

@@ -11,7 +11,17 @@
 #include <string.h>
 
 #include "mmu/pae.h"
+#include "mmu/pae_priv.h"
 #include "mmu/physmem.h"
+
+/* splitmix64, for the hint test's random walks. */
+static uint64_t hint_rnd(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
 
 /* ---- the oracle's own constants, from SDM Vol. 3A Tables 4-8..4-11 ---- */
 
@@ -906,6 +916,73 @@ START_TEST(test_unwritten_table_frames)
 }
 END_TEST
 
+/* The MMU's frame hints (pae_priv.h, PaeHints) are a host-speed
+ * shortcut: the hinted fast walk must give exactly what the unhinted one
+ * gives, whichever tables the walks go through in turn, while entries
+ * change under it and while table frames that did not exist come to
+ * exist. Two page directories (PDPTEs 0 and 1), the second first in a
+ * frame never written; three page tables, the third first never written;
+ * every page's PTE rewritten now and then (present or not, A, D, R/W,
+ * U/S, XD); a 2 MiB page. */
+START_TEST(test_frame_hints_match_unhinted)
+{
+    PhysMem *pm = physmem_new();
+    const uint64_t e[4] = { 0x2001, 0x3001, 0, 0 };
+    pdpt_write(pm, 0x1000, e);
+    PaeRegs regs = { .wp = true, .nxe = true };
+    ck_assert(pae_load_cr3(&regs, pm, 0x1000, NULL));
+    for (unsigned t = 0; t < 3; t++)
+        physmem_write64(pm, 0x2000 + 8 * t, (0x10000 + 0x1000 * t) | E_P | E_RW | E_US | E_A);
+    physmem_write64(pm, 0x2000 + 8 * 3, 0x40000000 | E_P | E_RW | E_US | E_A | E_D | E_PS);
+    uint64_t seed = 11;
+    for (unsigned i = 0; i < 2 * 512; i++)       /* tables 0 and 1 */
+        physmem_write64(pm, 0x10000 + 8 * i, (0x100000 + 0x1000ull * i) | E_P | E_A | E_US);
+    PaeHints hints = { { PAE_NO_HINT, NULL }, { PAE_NO_HINT, NULL } };
+    unsigned agree = 0;
+    for (int step = 0; step < 20000; step++) {
+        uint64_t x = hint_rnd(&seed);
+        if (step == 5000) {
+            /* PD 1 and table 2 come to exist, right after walks that
+             * found them absent: the next walks through them must see
+             * them (a hint may not remember an absent frame). */
+            PaeFast w;
+            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 2u << 21, ACCESS_READ, 0, &w));
+            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 1u << 30, ACCESS_READ, 0, &w));
+            physmem_write64(pm, 0x3000, 0x12000 | E_P | E_RW | E_US | E_A);
+            for (unsigned i = 0; i < 512; i++)
+                physmem_write64(pm, 0x12000 + 8 * i, (0x300000 + 0x1000ull * i) | E_P | E_A);
+            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 1u << 30, ACCESS_READ, 0, &w));
+            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 2u << 21, ACCESS_READ, 0, &w));
+        }
+        if (x % 7 == 0) {                         /* an entry changes */
+            unsigned i = (unsigned)((x >> 8) % (3 * 512));
+            uint64_t y = hint_rnd(&seed);
+            uint64_t pte = (0x100000 + 0x1000ull * i) | (y & (E_P | E_RW | E_US | E_A | E_D));
+            if ((y >> 20) % 4 == 0)
+                pte |= E_XD;
+            physmem_write64(pm, 0x10000 + 8 * i, pte);
+            continue;
+        }
+        uint32_t pdpt = (uint32_t)((x >> 8) % 2), pde = (uint32_t)((x >> 12) % 4);
+        uint32_t lin = pdpt << 30 | pde << 21 | (uint32_t)((x >> 16) & 0x1FFFFF);
+        Access acc = (Access)((x >> 40) % 3);
+        int cpl = (x >> 44) % 2 ? 3 : 0;
+        PaeFast a, b;
+        memset(&a, 0xAB, sizeof a);
+        memset(&b, 0xAB, sizeof b);
+        bool oa = pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), lin, acc, cpl, &a);
+        bool ob = pae_walk_fast_lean(&regs, pm, lin, acc, cpl, &b);
+        ck_assert_int_eq(oa, ob);
+        ck_assert(memcmp(&a, &b, sizeof a) == 0);
+        agree += oa;
+    }
+    ck_assert_uint_gt(agree, 3000);
+    /* A hint is only ever a frame that exists. */
+    ck_assert(hints.pt.host == physmem_frame_peek(pm, hints.pt.base));
+    physmem_free(pm);
+}
+END_TEST
+
 START_TEST(test_describe_entry)
 {
     char buf[128];
@@ -951,6 +1028,7 @@ static Suite *pae_suite(void)
     tcase_add_test(tc, test_cr2_is_the_linear_address);
     tcase_add_test(tc, test_id_bit_only_with_nxe);
     tcase_add_test(tc, test_unwritten_table_frames);
+    tcase_add_test(tc, test_frame_hints_match_unhinted);
     tcase_add_test(tc, test_describe_entry);
     suite_add_tcase(s, tc);
     return s;

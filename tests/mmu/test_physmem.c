@@ -120,6 +120,36 @@ START_TEST(test_frames_used_counts_written_frames)
 }
 END_TEST
 
+/* Chunks with no frame share one chunk of NULLs (physmem.h): a frame
+ * written in one memory must not appear in another, nor at the same
+ * offset of another 16 MiB of the same memory, and every lookup of an
+ * address never written, inline or not, finds no frame. */
+START_TEST(test_empty_chunks_shared_not_written)
+{
+    PhysMem *a = physmem_new(), *b = physmem_new();
+    const uint64_t x = 0x123456000ull, other = x + (16ull << 20);
+    ck_assert_ptr_null(physmem_frame_peek(a, x));
+    ck_assert_ptr_null(physmem_frame_peek_inline(b, x));
+    ck_assert_ptr_null(physmem_frame_peek_base(a, other));
+    physmem_write32(a, x + 4, 0xdeadbeef);
+    ck_assert_ptr_nonnull(physmem_frame_peek(a, x));
+    ck_assert_ptr_eq(physmem_frame_peek_base(a, x), physmem_frame_peek_inline(a, x + 99));
+    ck_assert_ptr_null(physmem_frame_peek(b, x));
+    ck_assert_ptr_null(physmem_frame_peek_inline(b, x));
+    ck_assert_ptr_null(physmem_frame_peek_base(a, other));
+    ck_assert_ptr_null(physmem_frame_peek_base(a, x + PAGE_SIZE));
+    ck_assert_uint_eq(physmem_read32(b, x + 4), 0);
+    ck_assert_uint_eq(physmem_read32(a, x + 4), 0xdeadbeef);
+    ck_assert_uint_eq(physmem_read64_aligned(b, other), 0);
+    physmem_free(a);
+    PhysMem *c = physmem_new();      /* after a's chunks are gone */
+    ck_assert_ptr_null(physmem_frame_peek(c, x));
+    ck_assert_uint_eq(physmem_frames_used(c), 0);
+    physmem_free(b);
+    physmem_free(c);
+}
+END_TEST
+
 START_TEST(test_free_null)
 {
     physmem_free(NULL);
@@ -136,6 +166,7 @@ static Suite *physmem_suite(void)
     tcase_add_test(tc, test_top_of_64g_costs_one_frame);
     tcase_add_test(tc, test_frames_used_counts_written_frames);
     tcase_add_test(tc, test_free_null);
+    tcase_add_test(tc, test_empty_chunks_shared_not_written);
     suite_add_tcase(s, tc);
     return s;
 }
