@@ -320,7 +320,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
         return 1;
     }
     const MmuMemo *memo = mmu_memo_at(c->mmu, lin0, ACCESS_EXEC);
-    const uint32_t key = (lin0 & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)c->cpl;
+    const uint32_t key = mmu_memo_key(lin0, c->cpl);
     const unsigned refs = 1 + ((lin0 ^ last0) >= FETCH_BLOCK);
     uint64_t done = 0, acc = 0, acc_cyc = 0;
     for (;;) {
@@ -357,8 +357,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
         acc += k + 1;
         acc_cyc += b->cost[k + 1];
         c->block_exit = 0;
-        if (LIKELY(memo->key == key && (memo->ok >> ACCESS_EXEC & 1) &&
-                   memo->sgen == *memo->gen && memo->pa == frame)) {
+        if (LIKELY(mmu_memo_answers(memo, key, ACCESS_EXEC) && memo->pa == frame)) {
             /* block_fetch_insn's hit, refs of them. fetch_page, fetch_pa
              * and fetch_host already hold what it would store: the
              * first pass's references (block_fetch_insn, at the top) left

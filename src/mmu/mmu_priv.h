@@ -118,14 +118,25 @@ TLB_HOT MmuMemo *mmu_memo_at(Mmu *m, uint32_t lin, Access access)
     return &m->memo[access == ACCESS_EXEC][(lin >> PAGE_SHIFT) & ((1u << MEMO_BITS) - 1)];
 }
 
+/* A memo's key for the page of lin at cpl. */
+TLB_HOT uint32_t mmu_memo_key(uint32_t lin, int cpl)
+{
+    return (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+}
+
+/* Whether mm, the memo where key's page would be (mmu_memo_at), answers
+ * access for key (mmu_memo_key): mmu_memo_find's test, for a caller that
+ * found the slot and the key once (the core's loops, block.c). */
+TLB_HOT bool mmu_memo_answers(const MmuMemo *mm, uint32_t key, Access access)
+{
+    return mm->key[MEMO_KEY(access)] == key && mm->sgen == *mm->gen;
+}
+
 /* The memo for lin at cpl answering access, or NULL. */
 TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cpl)
 {
     const MmuMemo *mm = mmu_memo_at(m, lin, access);
-    if (mm->key[MEMO_KEY(access)] == ((lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl) &&
-        mm->sgen == *mm->gen)
-        return mm;
-    return NULL;
+    return mmu_memo_answers(mm, mmu_memo_key(lin, cpl), access) ? mm : NULL;
 }
 
 /* Count n hits answered by the memo, one right after another with nothing
