@@ -65,16 +65,6 @@ static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t
     return XR_OK;
 }
 
-/* A memo's host page is never NULL (MmuMemo: no memo is made for a frame
- * never written, and frames never move), so mm->host + off is not either:
- * told to the compiler, a hit's pointer needs no NULL test of its own
- * (mmu_access_memo_mru's NULL is then its miss only). */
-static inline __attribute__((always_inline)) void memo_host_nonnull(const MmuMemo *mm)
-{
-    if (mm->host == NULL)
-        __builtin_unreachable();
-}
-
 /* The EA of a dword load or store; base_only: the Insn has no index
  * register (index == REG_NONE, whose r[] is 0: insn_ea without its shift
  * and add). */
@@ -93,7 +83,6 @@ static inline __attribute__((always_inline)) int load32(Cpu *c, const Insn *i, b
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!mm))
         return load32_nomemo(c, i, lin);
-    memo_host_nonnull(mm);
     const uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!p))
         return load32_memo(c, i, lin, mm);
@@ -129,7 +118,6 @@ static inline __attribute__((always_inline)) int store32(Cpu *c, const Insn *i, 
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!mm))
         return store32_nomemo(c, i, lin);
-    memo_host_nonnull(mm);
     uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!p))
         return store32_memo(c, i, lin, mm);
@@ -155,7 +143,6 @@ static inline uint8_t *dword_hit(Cpu *c, int seg, uint32_t off, Access access)
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, access, c->cpl);
     if (UNLIKELY(!mm))
         return NULL;
-    memo_host_nonnull(mm);
     return mmu_access_memo_mru(c->mmu, mm, lin, access, c->cpl);
 }
 
