@@ -323,9 +323,13 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
     const uint32_t key = mmu_memo_key(lin0, c->cpl);
     const unsigned refs = 1 + ((lin0 ^ last0) >= FETCH_BLOCK);
     uint64_t done = 0, acc = 0, acc_cyc = 0;
+    /* A whole pass (len instructions) unless the budget ends it first:
+     * its end is found once, not per pass. */
+    const Insn *const end_full = b->insn + len;
     for (;;) {
-        const unsigned n = (unsigned)MIN((uint64_t)len, budget - done);
-        const Insn *in = b->insn, *end = b->insn + n;
+        const Insn *in = b->insn, *end = end_full;
+        if (UNLIKELY(budget - done < len))
+            end = b->insn + (unsigned)(budget - done);
         int r;
         c->next_eip = end_eip;
         for (; in != end; in++) {
@@ -333,6 +337,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
             if (UNLIKELY(r | c->block_exit))
                 goto out;
         }
+        const unsigned n = (unsigned)(end - b->insn);
         c->next_eip = eip0 + b->off[n];
         commit_acc(c, b, n, user, eip0 + b->off[n], acc, acc_cyc);
         return done + n;
