@@ -114,11 +114,19 @@ CACHE_HOT void set_shift(uint64_t *row, unsigned w)
         row[w] = odd;
 }
 
+/* Between a set's scan and its shift: no load of the scan may be kept
+ * for the shift, so each compare takes its way straight from memory
+ * (one instruction, not a load and a compare) and the shift loads only
+ * the ways it moves, after the scan. Emits nothing; the tags are the
+ * same memory either way, so the outcome cannot change. */
+#define CACHE_SCAN_DONE() __asm__ volatile("" ::: "memory")
+
 /* Look for the line at way w of a set: on a hit, the ways above it move
  * down one place and it goes to the front (MRU). */
 #define SET_TRY_WAY(row, line, w)                                          \
     do {                                                                   \
         if ((row)[w] == (line)) {                                          \
+            CACHE_SCAN_DONE();                                             \
             set_shift((row), (w));                                         \
             (row)[0] = (line);                                             \
             return true;                                                   \
@@ -130,6 +138,7 @@ CACHE_HOT void set_shift(uint64_t *row, unsigned w)
  * line goes in front; a fill of an empty way is counted in s. */
 CACHE_HOT bool set_miss(uint64_t *row, uint64_t line, unsigned n, CacheLevelCounts *s)
 {
+    CACHE_SCAN_DONE();
     bool empty = row[n - 1] == CACHE_TAG_INVALID;
     set_shift(row, n - 1);       /* before the counts, which might alias row */
     row[0] = line;

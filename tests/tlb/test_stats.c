@@ -242,17 +242,20 @@ END_TEST
  * when read (hier_priv.h, tlb_priv.h: hits taken inline are counted once,
  * in the side's 4 KiB array). Against a tally kept here from what each
  * tlb_hier_lookup returned, for a P4-like hierarchy (one array per side)
- * and one with large-page arrays and an STLB: every lookup, hit and miss
- * per access and privilege, at the hierarchy; the same at the 4 KiB
+ * and one with large-page arrays and an STLB: every lookup, hit, miss
+ * and fill per access and privilege, at the hierarchy, and its evictions
+ * where each side has one array (a third config fills some 2 MiB pages
+ * that no array holds); the same at the 4 KiB
  * arrays for the P4-like one, where they see every lookup. A pointer to
  * the statistics keeps every other counter live (measure.c reads flushes
  * that way). Then tlb_state_stats_add must add exactly times x the delta
  * to every counter read back. */
-static void check_derived(const TlbHierConfig *c, bool arrays_see_all)
+static void check_derived(const TlbHierConfig *c, bool arrays_see_all, bool big)
 {
     TlbHierarchy *h = tlb_hier_new_config(c, 1, NULL);
     ck_assert(h);
     uint64_t look[3][2] = { { 0 } }, hit[3][2] = { { 0 } }, miss[3][2] = { { 0 } };
+    uint64_t fill[3][2] = { { 0 } }, evict = 0;
     const TlbStats *live = tlb_hier_stats(h);
     uint64_t rng = 5;
     for (int step = 0; step < 20000; step++) {
@@ -271,7 +274,32 @@ static void check_derived(const TlbHierConfig *c, bool arrays_see_all)
             miss[a][p]++;
             TlbEntry n = ent_4k(lin, 0, false);
             n.dirty = (x >> 30) % 2;
+            /* With big, now and then a 2 MiB entry, where no array holds
+             * them (a fill into none). */
+            if (big && (x >> 32) % 16 == 0) {
+                n.page_size = TLB_PAGE_2M;
+                n.vpn = lin >> 21;
+                n.frame &= ~(uint64_t)0x1fffff;
+            }
+            /* Evictions: the valid entries the fill removed, from the
+             * arrays' valid counts (one more after unless it removed or
+             * refreshed). */
+            unsigned before = 0, after = 0, filled = 0;
+            for (unsigned i = 0; i < tlb_hier_array_count(h); i++)
+                before += tlb_valid_count(tlb_hier_array(h, i));
+            const Tlb *l1 = tlb_hier_l1(h, a, (TlbPageSize)n.page_size);
+            const Tlb *l2 = tlb_hier_stlb(h);
+            filled = (l1 != NULL) + (l2 && tlb_holds(l2, (TlbPageSize)n.page_size) &&
+                                     !(a == ACCESS_EXEC && c->stlb_data_only));
             tlb_hier_fill(h, a, cpl, &n);
+            for (unsigned i = 0; i < tlb_hier_array_count(h); i++)
+                after += tlb_valid_count(tlb_hier_array(h, i));
+            fill[a][p]++;
+            /* A dirty miss's 4 KiB entry refreshes the one found, in
+             * place: no eviction (fill_searched). Tallied where the side
+             * has one array. */
+            evict += before + filled - after -
+                     (r == TLB_MISS_DIRTY && n.page_size == TLB_PAGE_4K);
         }
         if ((x >> 40) % 500 == 0)
             tlb_hier_flush_nonglobal(h, 0);
@@ -284,6 +312,7 @@ static void check_derived(const TlbHierConfig *c, bool arrays_see_all)
             ck_assert_uint_eq(s->lookups[a][p], look[a][p]);
             ck_assert_uint_eq(s->hits[a][p], hit[a][p]);
             ck_assert_uint_eq(s->misses[a][p], miss[a][p]);
+            ck_assert_uint_eq(s->fills[a][p], fill[a][p]);
             if (!arrays_see_all)
                 continue;
             const Tlb *t = tlb_hier_l1(h, (Access)a, TLB_PAGE_4K);
@@ -292,6 +321,10 @@ static void check_derived(const TlbHierConfig *c, bool arrays_see_all)
         }
     ck_assert_uint_gt(s->hits[ACCESS_READ][1], 1000);
     ck_assert_uint_gt(s->misses[ACCESS_EXEC][0], 100);
+    if (arrays_see_all) {
+        ck_assert_uint_eq(s->evictions, evict);
+        ck_assert_uint_gt(evict, 50);
+    }
     TlbStatsAll before, d, after;
     tlb_state_stats_get(h, &before);
     TlbStatsAll zero;
@@ -315,7 +348,7 @@ START_TEST(hierarchy_derived_counts)
     TlbHierConfig c = { .policy = "lru" };
     c.itlb_4k = geom(64, 64, PG_4K2M);
     c.dtlb_4k = geom(64, 64, PG_4K2M);
-    check_derived(&c, true);
+    check_derived(&c, true, false);
     TlbHierConfig k = { .policy = "lru" };
     k.itlb_4k = geom(32, 4, PG_4K);
     k.itlb_large = geom(8, 8, PG_2M);
@@ -323,7 +356,12 @@ START_TEST(hierarchy_derived_counts)
     k.dtlb_large = geom(8, 4, PG_2M);
     k.stlb = geom(64, 4, PG_4K);
     k.stlb.hit_latency = 7;
-    check_derived(&k, false);
+    check_derived(&k, false, false);
+    /* P4-like, but no array holds 2 MiB pages: their fills fill none. */
+    TlbHierConfig q = { .policy = "lru" };
+    q.itlb_4k = geom(64, 64, PG_4K);
+    q.dtlb_4k = geom(64, 4, PG_4K);
+    check_derived(&q, true, true);
 }
 END_TEST
 
