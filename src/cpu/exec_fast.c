@@ -233,8 +233,6 @@ static inline int cf_inline(const Cpu *c)
     switch (c->cc.op) {
     case CC_EAGER: return (c->eflags & EFLAGS_CF) != 0;
     case CC_LOGIC: return 0;
-    case CC_ADD: return c->cc.res < c->cc.a;
-    case CC_SUB: return c->cc.a < c->cc.b;
     case CC_INC:
     case CC_DEC: return c->cc.c != 0;
     default: return -1;

@@ -238,14 +238,22 @@ CACHE_HOT bool set_access_any(uint64_t *row, uint64_t line, unsigned n, CacheLev
  * misses (cache_stats derives them). */
 enum { NEXT_CALL = -1, NEXT_MEM = 0 };
 
+/* Level L's set row looked up for line from way first, as its width n
+ * (0: any, which starts from way 0) has it done. */
+CACHE_HOT bool level_set_access(Level *L, uint64_t *row, uint64_t line, unsigned n,
+                                unsigned first)
+{
+    return n == 4 ? set_access_4(row, line, &L->n, first)
+         : n == 8 ? set_access_8(row, line, &L->n, first)
+         : n == 16 ? set_access_16(row, line, &L->n, first)
+         : set_access_any(row, line, L->ways, &L->n);
+}
+
 /* The last level (n ways, 0: any) from way first of the line's set. */
 CACHE_HOT unsigned level_rest_last(Level *L, uint64_t *row, uint64_t line, unsigned n,
                                    unsigned first)
 {
-    bool hit = n == 4 ? set_access_4(row, line, &L->n, first)
-             : n == 8 ? set_access_8(row, line, &L->n, first)
-             : n == 16 ? set_access_16(row, line, &L->n, first)
-             : set_access_any(row, line, L->ways, &L->n);
+    bool hit = level_set_access(L, row, line, n, first);
     /* Counted here, after the scan, not at each of its exits: the hits
      * then share one increment (dd: 1 % fewer host instructions). */
     if (!hit) {
@@ -288,10 +296,7 @@ CACHE_HOT unsigned level_rest(Level *L, uint64_t paddr, uint64_t *row, uint64_t 
 {
     if (next == NEXT_MEM)
         return level_rest_last(L, row, line, n, first);
-    bool hit = n == 4 ? set_access_4(row, line, &L->n, first)
-             : n == 8 ? set_access_8(row, line, &L->n, first)
-             : n == 16 ? set_access_16(row, line, &L->n, first)
-             : set_access_any(row, line, L->ways, &L->n);
+    bool hit = level_set_access(L, row, line, n, first);
     if (!hit) {
         if (next == NEXT_CALL)
             return L[1].access(L + 1, paddr);

@@ -269,21 +269,13 @@ static MMU_INLINE unsigned memo_ok(const Mmu *m, Access access, int cpl, bool us
            (unsigned)(any && dirty && (rw || (!user && !m->regs.wp))) << ACCESS_WRITE;
 }
 
-/* memo_put_ok with memo_ok's bits for rights us, rw, nx and dirty. */
-static MMU_INLINE void memo_put_bits(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
-                                     Access access, int cpl, bool us, bool rw, bool nx,
-                                     bool dirty, uint64_t *stamp, uint64_t pa, uint8_t *host)
-{
-    memo_put_ok(m, t, slot, lin, access, cpl, memo_ok(m, access, cpl, us, rw, nx, dirty),
-                stamp, pa, host);
-}
-
-/* memo_put_bits of entry e. */
+/* memo_put_ok of entry e, with memo_ok's bits for its rights. */
 static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Access access,
                                 int cpl, const TlbEntry *e, uint64_t pa, uint8_t *host)
 {
-    memo_put_bits(m, t, slot, lin, access, cpl, e->us, e->rw, e->nx, e->dirty,
-                  t->stamps ? &t->stamps[slot] : NULL, pa, host);
+    memo_put_ok(m, t, slot, lin, access, cpl,
+                memo_ok(m, access, cpl, e->us, e->rw, e->nx, e->dirty),
+                t->stamps ? &t->stamps[slot] : NULL, pa, host);
 }
 
 /* Remember entry e (in a first-level array, just hit or filled) for the
@@ -403,6 +395,22 @@ typedef enum {
                                   * *host is the frame, or NULL */
 } Fused;
 
+/* The entry the fast walk w of lin makes (tlb_entry_from_walk's, from a
+ * PaeFast); global: its G bit with CR4.PGE. */
+static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t lin, bool global)
+{
+    return (TlbEntry){
+        .frame = w->frame,
+        .vpn = lin >> (w->large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
+        .pcid = m->pcid,
+        .page_size = (uint8_t)(w->large ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .rw = (w->all & PAE_RW) != 0, .us = (w->all & PAE_US) != 0,
+        .nx = (w->any & PAE_XD) != 0,
+        .dirty = (w->leaf & PAE_D) != 0,
+        .global = global,
+    };
+}
+
 /* The rest of miss_fused once the fill of a 4 KiB page that is not
  * global took slot of t (tlb_fill_fresh_lru1_slot or _4k_free_slot), all
  * but the entry: the entry built there from the walk, the memo made from
@@ -412,13 +420,8 @@ static MMU_INLINE Fused fused_place(Mmu *m, Tlb *t, unsigned slot, uint32_t lin,
                                     int cpl, const PaeFast *w, uint64_t *stamp, uint64_t *pa,
                                     uint8_t **host)
 {
-    bool rw = (w->all & PAE_RW) != 0, us = (w->all & PAE_US) != 0;
-    bool nx = (w->any & PAE_XD) != 0, dirty = (w->leaf & PAE_D) != 0;
-    t->ent[slot] = (TlbEntry){
-        .frame = w->frame, .vpn = lin >> TLB_SHIFT_4K, .pcid = m->pcid,
-        .page_size = TLB_PAGE_4K, .rw = rw, .us = us, .nx = nx, .dirty = dirty,
-        .global = false,
-    };
+    t->ent[slot] = fast_entry(m, w, lin, false);
+    bool rw = (w->all & PAE_RW) != 0, dirty = (w->leaf & PAE_D) != 0;
     *pa = w->frame | (lin & (PAGE_SIZE - 1));
     uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w->frame);
     *host = fr;
@@ -474,16 +477,7 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
             return fused_place(m, t, (unsigned)slot, lin, access, cpl, &w,
                                t->stamps ? &t->stamps[slot] : NULL, pa, host);
     }
-    TlbEntry e = {
-        .frame = w.frame,
-        .vpn = lin >> (w.large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
-        .pcid = m->pcid,
-        .page_size = (uint8_t)(w.large ? TLB_PAGE_2M : TLB_PAGE_4K),
-        .rw = (w.all & PAE_RW) != 0, .us = (w.all & PAE_US) != 0,
-        .nx = (w.any & PAE_XD) != 0,
-        .dirty = (w.leaf & PAE_D) != 0,
-        .global = global,
-    };
+    TlbEntry e = fast_entry(m, &w, lin, global);
     if (G_LIKELY(!w.large && !e.global))    /* counted above */
         *l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
     else

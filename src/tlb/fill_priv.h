@@ -1,7 +1,8 @@
 /* The steps of an array's fill as inline functions, private to src/tlb:
  * tlb.c's fills are made of them, and the MMU's fused miss path
  * (src/mmu/mmu.c) runs the same steps inline for the P4's fills
- * (tlb_fill_fresh_lru1). Everyone else uses tlb.h. */
+ * (tlb_fill_fresh_lru1_slot, tlb_fill_fresh_4k_free_slot). Everyone
+ * else uses tlb.h. */
 #ifndef VMSPLIT_TLB_FILL_PRIV_H
 #define VMSPLIT_TLB_FILL_PRIV_H
 
@@ -115,17 +116,6 @@ TLB_HOT const TlbEntry *evict_lru(Tlb *t, const TlbEntry *e, uint64_t key, unsig
 TLB_HOT bool tlb_fill_fresh_evicts_lru1(const Tlb *t)
 {
     return t->set_valid[0] == t->lru1_full;
-}
-
-/* tlb_fill_fresh where tlb_fill_fresh_evicts_lru1 holds, inline: what
- * fill_new then does. e's key is t->missed (tlb_fill_fresh's
- * precondition), which the miss path has at hand. */
-TLB_HOT const TlbEntry *tlb_fill_fresh_lru1(Tlb *t, const TlbEntry *e, Access access, int cpl,
-                                           uint64_t *also)
-{
-    uint64_t key = t->missed;
-    t->missed = 0;                   /* the page may now be here */
-    return evict_lru(t, e, key, 0, access, cpl, also);
 }
 
 /* tlb_fill_fresh of a 4 KiB entry that is not global, for page vpn

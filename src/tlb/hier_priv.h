@@ -76,9 +76,10 @@ TLB_HOT void tlb_hier_count_miss(TlbHierarchy *h, Tlb *t, Access access, int cpl
 }
 
 /* See above. *extra_cycles as tlb_hier_lookup sets it on a hit; *missed
- * set true when the side's small array had no entry for the page at all
- * (its Tlb.missed is then the probe key: see tlb_hit_fast_4k), else left
- * alone. missed not NULL: pcid is known to fit 12 bits (the MMU's). */
+ * (if not NULL) set true when the side's small array had no entry for the
+ * page at all (its Tlb.missed is then the probe key: see
+ * tlb_hit_fast_4k), else left alone. pcid is not checked: it must fit 12
+ * bits (tlb_hier_hit_fast checks; the MMU's always does). */
 TLB_HOT const TlbEntry *tlb_hier_hit_fast_m(TlbHierarchy *h, uint32_t lin,
                                             Access access, int cpl, uint16_t pcid,
                                             unsigned *extra_cycles, bool *missed)
@@ -98,6 +99,9 @@ TLB_HOT const TlbEntry *tlb_hier_hit_fast(TlbHierarchy *h, uint32_t lin,
                                           Access access, int cpl, uint16_t pcid,
                                           unsigned *extra_cycles)
 {
+    /* Where tlb_hit_fast would check it: an array to probe. */
+    if (h->side[access == ACCESS_EXEC].small && G_UNLIKELY(pcid > TLB_PCID_MAX))
+        tlb_bad_pcid(pcid);
     return tlb_hier_hit_fast_m(h, lin, access, cpl, pcid, extra_cycles, NULL);
 }
 

@@ -274,8 +274,6 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
                                            Access access, int cpl, bool first_4k,
                                            bool *missed)
 {
-    if (missed == NULL && G_UNLIKELY(pcid > TLB_PCID_MAX))
-        tlb_bad_pcid(pcid);          /* see tlb_hit_fast_4k */
     uint64_t key, key1;
     int s = first_4k ? probe_key_4k(t, lin, pcid, &key) : probe_key(t, 0, lin, pcid, &key);
     /* An array holding both page sizes (the P4's DTLB) serves the kernel's
@@ -300,14 +298,16 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
 TLB_HOT const TlbEntry *tlb_hit_fast(Tlb *t, uint32_t lin, uint16_t pcid,
                                      Access access, int cpl)
 {
+    if (G_UNLIKELY(pcid > TLB_PCID_MAX))
+        tlb_bad_pcid(pcid);
     return tlb_hit_fast_sized(t, lin, pcid, access, cpl, false, NULL);
 }
 
-/* tlb_hit_fast of an array whose first size is 4 KiB (see probe_key_4k);
- * *missed is set true when it found no entry for the page in any size
- * (t->missed then holds the probe key), else left alone. With missed
- * (the MMU's call, whose pcid is CR3's low 12 bits or 0) the PCID is not
- * checked. */
+/* tlb_hit_fast of an array whose first size is 4 KiB (see probe_key_4k),
+ * but for the PCID check: the caller's (tlb_hier_hit_fast checks it; the
+ * MMU's pcid is CR3's low 12 bits or 0). *missed (if not NULL) is set
+ * true when it found no entry for the page in any size (t->missed then
+ * holds the probe key), else left alone. */
 TLB_HOT const TlbEntry *tlb_hit_fast_4k(Tlb *t, uint32_t lin, uint16_t pcid,
                                         Access access, int cpl, bool *missed)
 {

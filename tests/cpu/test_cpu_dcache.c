@@ -216,7 +216,8 @@ END_TEST
  * fetch block: among them loops whose first instruction straddles two
  * fetch blocks (two fetch references at every loop-back, counted at once
  * by block.c) and loops with an instruction in the middle that does.
- * SHORTLOOP is pageloop.asm's loop itself (15 bytes): at offsets 0, 1 and
+ * PAGELOOP's second argument adds the references 2 KiB on (below); without
+ * them it is pageloop.asm's loop itself (15 bytes): at offsets 0, 1 and
  * 15 no instruction but the first makes a fetch reference, so that it goes
  * round in block.c's run_loop (at 15 with two references a pass). On
  * each page a load that misses every memo, a store that hits its memo and
@@ -229,7 +230,7 @@ static const char *page_loops_source =
     "alignb 4096\n"
     "buf: resb 40 * 4096\n"
     "section .text\n"
-    "%macro PAGELOOP 1\n"
+    "%macro PAGELOOP 2\n"
     "    mov ecx, 40\n"
     "    mov esi, buf\n"
     "    align 16, nop\n"
@@ -238,22 +239,11 @@ static const char *page_loops_source =
     "    mov eax, [esi]\n"
     "    add eax, ecx\n"
     "    mov [esi], eax\n"
+    "%if %2\n"
     "    mov edx, [esi + 2048]\n"
     "    mov [esi + 2048], edx\n"
     "    mov edx, [esi]\n"
-    "    add esi, 4096\n"
-    "    dec ecx\n"
-    "    jnz %%page\n"
-    "%endmacro\n"
-    "%macro SHORTLOOP 1\n"
-    "    mov ecx, 40\n"
-    "    mov esi, buf\n"
-    "    align 16, nop\n"
-    "    times %1 nop\n"
-    "%%page:\n"
-    "    mov eax, [esi]\n"
-    "    add eax, ecx\n"
-    "    mov [esi], eax\n"
+    "%endif\n"
     "    add esi, 4096\n"
     "    dec ecx\n"
     "    jnz %%page\n"
@@ -264,8 +254,8 @@ static const char *page_loops_source =
     "pass:\n"
     "%assign p 0\n"
     "%rep 16\n"
-    "    PAGELOOP p\n"
-    "    SHORTLOOP p\n"
+    "    PAGELOOP p, 1\n"
+    "    PAGELOOP p, 0\n"
     "%assign p p + 1\n"
     "%endrep\n"
     "    dec ebp\n"
