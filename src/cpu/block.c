@@ -41,7 +41,8 @@
  *     back to its start goes round in run_loop from its second pass, with
  *     Cpu.next_eip set once a pass (only that jump reads it) and the
  *     passes' retire counts committed whenever the run leaves, under the
- *     rules above (see run_loop). */
+ *     rules above, and a pass's instructions chained by tail calls (see
+ *     run_loop). */
 #include "cpu/cpu_priv.h"
 
 static inline Block *block_slot(Cpu *c, uint64_t pa)
@@ -170,6 +171,10 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     b->bp_gen = 0;
     b->sync_any = sync_any;
     b->loop_len = (uint8_t)loop_len;
+    /* A loop's passes run threaded (run_loop): each instruction's tfn goes
+     * on to the next, the last one's returns. */
+    for (unsigned k = 0; k < loop_len; k++)
+        b->insn[k].tfn = cpu_thread_fn(b->insn[k].fn, k + 1 == loop_len);
     return true;
 }
 
@@ -286,7 +291,13 @@ static inline unsigned bp_limit(const Cpu *c, Block *b)
  *     whenever the run leaves (single steps leave it there; the caller of
  *     a nested cpu_run retires to it: step() in cpu.c);
  *   - so each instruction is its call and one test of its result and
- *     block_exit;
+ *     block_exit; and a whole pass (the budget allows it, no breakpoint
+ *     inside) is one call: block_build gave the loop's instructions
+ *     threaded handlers (Insn.tfn, exec_fast.c), each of which makes that
+ *     test itself where its instruction can fail or set block_exit and
+ *     then tail-calls the next one's; the last returns, and what the
+ *     chain returns (where it stopped, and the result there) is what the
+ *     per-instruction loop would have stopped at;
  *   - going round again is decided as run_block's `ended:` decides it
  *     (no handler here is one that sync_any stands for), and nothing is
  *     committed between passes: the instructions and costs of whole
@@ -326,12 +337,47 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
     /* A whole pass (len instructions) unless the budget ends it first:
      * its end is found once, not per pass. */
     const Insn *const end_full = b->insn + len;
+    const unsigned L = b->loop_len;
+    const Insn *const first = b->insn, *const last = b->insn + L - 1;
+    const uint32_t cost_pass = b->cost[L] - b->cost[0];
+    /* Whole passes (no breakpoint inside the loop, budget for all of it)
+     * run threaded: one call, which returns where the chain stopped. A
+     * pass that ends in the jump back (BX_JUMP at the last instruction:
+     * its target is eip0, the loop's start, as block_build found) goes
+     * round as the general `out:` below would, with its tests decided
+     * here: the jump went to eip0, so only the budget and bp_first can
+     * end the run (cap: 0 with bp_first, so that any pass ends it). */
+    const bool threaded = len == L;
+    const uint64_t cap = b->bp_first ? 0 : budget;
     for (;;) {
-        const Insn *in = b->insn, *end = end_full;
-        if (UNLIKELY(budget - done < len))
-            end = b->insn + (unsigned)(budget - done);
+        const Insn *in;
         int r;
         c->next_eip = end_eip;
+        if (LIKELY(threaded && budget - done >= L)) {
+            uintptr_t x = first->tfn(c, first);
+            if (UNLIKELY(x != (uintptr_t)last)) {
+                in = (const Insn *)(x & ~(uintptr_t)7);
+                r = (int)(x & 7);
+                goto out;
+            }
+            if (UNLIKELY(c->block_exit != BX_JUMP)) {
+                in = last;
+                r = XR_OK;
+                goto out;
+            }
+            done += L;
+            if (UNLIKELY(done >= cap)) {
+                commit_acc(c, b, L, user, eip0, acc, acc_cyc);
+                return done;
+            }
+            acc += L;
+            acc_cyc += cost_pass;
+            goto round;
+        }
+        in = b->insn;
+        const Insn *end = end_full;
+        if (UNLIKELY(budget - done < len))
+            end = b->insn + (unsigned)(budget - done);
         for (; in != end; in++) {
             r = in->fn(c, in);
             if (UNLIKELY(r | c->block_exit))
@@ -361,6 +407,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
         }
         acc += k + 1;
         acc_cyc += b->cost[k + 1];
+    round:
         c->block_exit = 0;
         if (LIKELY(mmu_memo_answers(memo, key, ACCESS_EXEC) && memo->pa == frame)) {
             /* block_fetch_insn's hit, refs of them. fetch_page, fetch_pa

@@ -57,9 +57,17 @@ enum {
 
 typedef struct Insn Insn;
 typedef int (*InsnFn)(Cpu *c, const Insn *i);
+/* A threaded handler (block.c's run_loop, exec_fast.c): fn's work, then,
+ * unless the instruction is the loop's last, the next one's tfn as a tail
+ * call; it returns where the chain stopped, as the Insn's address | the
+ * XR_* result: at the last instruction, or at one that faulted or set
+ * Cpu.block_exit. */
+typedef uintptr_t (*InsnTFn)(Cpu *c, const Insn *i);
 
 struct Insn {
     InsnFn fn;
+    InsnTFn tfn;                 /* set by block_build for a loop's
+                                  * instructions only (cpu_thread_fn) */
     uint32_t disp;               /* EA displacement, moffs */
     uint32_t imm;                /* immediate (imm8 sign-extended), rel offset */
     uint16_t imm2;               /* far selector, ENTER level, RET n */
@@ -203,6 +211,11 @@ struct Cpu {
     uint64_t mmu_cycles0;        /* mmu_stats()->cycles at reset */
     uint64_t insns;
     uint64_t insns_user;         /* of which fetched at CPL 3 */
+
+    MmuFault mf;                 /* the fault of a threaded handler's
+                                  * reference (exec_fast.c): no local of its
+                                  * own whose address escapes, so that it
+                                  * can end in a tail call */
 
     /* Exception raised by the current instruction. */
     struct {
@@ -553,6 +566,9 @@ bool cpu_fast_handler(InsnFn fn);
 /* Whether fn is one of exec_fast.c's Jcc handlers, the ones of its
  * handlers that read Cpu.next_eip. */
 bool cpu_fast_jcc(InsnFn fn);
+/* The threaded handler (InsnTFn) of pure handler fn: a loop's last
+ * instruction's (last) returns, the others' go on to the next one. */
+InsnTFn cpu_thread_fn(InsnFn fn, bool last);
 
 /* ---- cpu.c / block.c ---- */
 

@@ -43,19 +43,40 @@ static HANDLER(h_mov_rm32_r32) { c->r[i->rm] = c->r[i->reg]; return XR_OK; }
 static HANDLER(h_mov_r32_rm32) { c->r[i->reg] = c->r[i->rm]; return XR_OK; }
 static HANDLER(h_mov_r32_imm) { c->r[i->reg] = i->imm; return XR_OK; }
 
+/* Threaded variants (InsnTFn, cpu_priv.h) for block.c's run_loop: the
+ * handler's work, then the next instruction's tfn as a tail call, so that
+ * a pass round a loop is one call from run_loop and no test between
+ * instructions that cannot fault or set block_exit. thr_after is the test
+ * the run loop makes after a handler (its result, block_exit); thr_next
+ * goes on where that test cannot fail (a register instruction). */
+static inline __attribute__((always_inline)) uintptr_t thr_next(Cpu *c, const Insn *i)
+{
+    return i[1].tfn(c, i + 1);
+}
+
+static inline __attribute__((always_inline)) uintptr_t thr_after(Cpu *c, const Insn *i, int r)
+{
+    if (UNLIKELY(r | c->block_exit))
+        return (uintptr_t)i | (unsigned)r;
+    return thr_next(c, i);
+}
+
 /* 8B /r load, 89 /r store. What mem_read/mem_write do, with the hit
  * that calls nothing (a memo, the L1 set's MRU way: mmu_access_memo_mru)
  * in the handler itself, so that it saves no registers. Out of line: a
- * page no memo answers (mmu_access_fast's own fallback, straight away),
- * a line beyond the MRU way (the rest of mmu_access_fast with the memo
+ * page no memo answers (mmu_access_fast's own fallback,
+ * mmu_access_nomemo_read, called from here: its fault goes to Cpu.mf), a
+ * line beyond the MRU way (the rest of mmu_access_fast with the memo
  * found: mmu_access_memo), a segment that is not flat or a dword that
  * crosses a page (the generic handler); nothing is done before any of
  * them. */
 static __attribute__((noinline)) int load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
-    MmuFault f;
-    return read_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_READ, c->cpl, &f), 4, &f,
-                   &c->r[i->reg]);
+    const uint8_t *p = mmu_access_nomemo_read(c->mmu, lin, c->cpl, &c->mf);
+    if (UNLIKELY(!p))
+        return cpu_raise_mmu(c, &c->mf);
+    memcpy(&c->r[i->reg], p, 4);
+    return XR_OK;
 }
 
 static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t lin,
@@ -63,6 +84,37 @@ static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t
 {
     memcpy(&c->r[i->reg], mmu_access_memo(c->mmu, mm, lin, ACCESS_READ, c->cpl), 4);
     return XR_OK;
+}
+
+/* The same, threaded: each ends in the chain's next step itself (a tail
+ * call from the handler, which then saves no registers). */
+static __attribute__((noinline)) uintptr_t t_load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+{
+    const uint8_t *p = mmu_access_nomemo_read(c->mmu, lin, c->cpl, &c->mf);
+    if (UNLIKELY(!p))
+        return (uintptr_t)i | (unsigned)cpu_raise_mmu(c, &c->mf);
+    memcpy(&c->r[i->reg], p, 4);
+    return thr_next(c, i);
+}
+
+static __attribute__((noinline)) uintptr_t t_load32_memo(Cpu *c, const Insn *i, uint32_t lin,
+                                                         const MmuMemo *mm)
+{
+    memcpy(&c->r[i->reg], mmu_access_memo(c->mmu, mm, lin, ACCESS_READ, c->cpl), 4);
+    return thr_next(c, i);
+}
+
+/* A handler's generic fallback, threaded (nothing done yet: the handler
+ * itself, through its pointer, takes the same fallback again). */
+static __attribute__((noinline)) uintptr_t t_any(Cpu *c, const Insn *i)
+{
+    return thr_after(c, i, i->fn(c, i));
+}
+
+/* The same for a loop's last instruction, where the chain stops. */
+static __attribute__((noinline)) uintptr_t tl_any(Cpu *c, const Insn *i)
+{
+    return (uintptr_t)i | (unsigned)i->fn(c, i);
 }
 
 /* The EA of a dword load or store; base_only: the Insn has no index
@@ -74,29 +126,29 @@ static inline __attribute__((always_inline)) uint32_t ea32(const Cpu *c, const I
     return base_only ? c->r[i->base] + i->disp : insn_ea(c, i);
 }
 
-static inline __attribute__((always_inline)) int load32(Cpu *c, const Insn *i, bool base_only)
+static inline __attribute__((always_inline)) uintptr_t load32(Cpu *c, const Insn *i,
+                                                              bool base_only, bool thr)
 {
     const SegCache *s = &c->seg[i->seg];
     uint32_t lin = s->base + ea32(c, i, base_only);
     if (UNLIKELY(!(s->flags & SEGF_FLAT_R) || !in_page(lin, 4)))
-        return h_mov_r_rm(c, i);
+        return thr ? t_any(c, i) : (uintptr_t)h_mov_r_rm(c, i);
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!mm))
-        return load32_nomemo(c, i, lin);
+        return thr ? t_load32_nomemo(c, i, lin) : (uintptr_t)load32_nomemo(c, i, lin);
     const uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!p))
-        return load32_memo(c, i, lin, mm);
+        return thr ? t_load32_memo(c, i, lin, mm) : (uintptr_t)load32_memo(c, i, lin, mm);
     memcpy(&c->r[i->reg], p, 4);
-    return XR_OK;
+    return thr ? thr_next(c, i) : XR_OK;
 }
 
-static HANDLER(h_load32) { return load32(c, i, false); }
-static HANDLER(h_load32_b) { return load32(c, i, true); }
+static HANDLER(h_load32) { return (int)load32(c, i, false, false); }
+static HANDLER(h_load32_b) { return (int)load32(c, i, true, false); }
 
 static __attribute__((noinline)) int store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
-    MmuFault f;
-    return write_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_WRITE, c->cpl, &f), 4, &f,
+    return write_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_WRITE, c->cpl, &c->mf), 4, &c->mf,
                     c->r[i->reg]);
 }
 
@@ -109,25 +161,45 @@ static __attribute__((noinline)) int store32_memo(Cpu *c, const Insn *i, uint32_
     return XR_OK;
 }
 
-static inline __attribute__((always_inline)) int store32(Cpu *c, const Insn *i, bool base_only)
+static __attribute__((noinline)) uintptr_t t_store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+{
+    return thr_after(c, i, store32_nomemo(c, i, lin));
+}
+
+static __attribute__((noinline)) uintptr_t t_store32_memo(Cpu *c, const Insn *i, uint32_t lin,
+                                                          const MmuMemo *mm)
+{
+    return thr_after(c, i, store32_memo(c, i, lin, mm));
+}
+
+static inline __attribute__((always_inline)) uintptr_t store32(Cpu *c, const Insn *i,
+                                                               bool base_only, bool thr)
 {
     const SegCache *s = &c->seg[i->seg];
     uint32_t lin = s->base + ea32(c, i, base_only);
     if (UNLIKELY(!(s->flags & SEGF_FLAT_W) || !in_page(lin, 4)))
-        return h_mov_rm_r(c, i);
+        return thr ? t_any(c, i) : (uintptr_t)h_mov_rm_r(c, i);
     const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!mm))
-        return store32_nomemo(c, i, lin);
+        return thr ? t_store32_nomemo(c, i, lin) : (uintptr_t)store32_nomemo(c, i, lin);
     uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!p))
-        return store32_memo(c, i, lin, mm);
+        return thr ? t_store32_memo(c, i, lin, mm) : (uintptr_t)store32_memo(c, i, lin, mm);
     memcpy(p, &c->r[i->reg], 4);
-    note_code_write(c, p);
-    return XR_OK;
+    if (!thr) {
+        note_code_write(c, p);
+        return XR_OK;
+    }
+    /* note_code_write, and the stop it means (the rest of thr_after). */
+    if (UNLIKELY((uintptr_t)p - (uintptr_t)c->fetch_host < PAGE_SIZE)) {
+        c->block_exit |= BX_OTHER;
+        return (uintptr_t)i;
+    }
+    return thr_next(c, i);
 }
 
-static HANDLER(h_store32) { return store32(c, i, false); }
-static HANDLER(h_store32_b) { return store32(c, i, true); }
+static HANDLER(h_store32) { return (int)store32(c, i, false, false); }
+static HANDLER(h_store32_b) { return (int)store32(c, i, true, false); }
 
 /* The host address of a dword data reference at seg:off when it needs no
  * call at all: a flat segment, the dword inside a page, a memo, and the
@@ -247,27 +319,26 @@ static __attribute__((noinline)) int incdec32_slow(Cpu *c, const Insn *i, bool d
     return XR_OK;
 }
 
-static HANDLER(h_inc_r32)
+static __attribute__((noinline)) uintptr_t t_incdec32_slow(Cpu *c, const Insn *i, bool dec)
 {
-    int cf = cf_inline(c);
-    if (UNLIKELY(cf < 0))
-        return incdec32_slow(c, i, false);
-    uint32_t a = c->r[i->reg];
-    c->r[i->reg] = a + 1;
-    flags_lazy(c, CC_INC, 4, a + 1, a, 1, (uint32_t)cf);
-    return XR_OK;
+    (void)incdec32_slow(c, i, dec);
+    return thr_next(c, i);
 }
 
-static HANDLER(h_dec_r32)
+static inline __attribute__((always_inline)) uintptr_t incdec32(Cpu *c, const Insn *i, bool dec,
+                                                                bool thr)
 {
     int cf = cf_inline(c);
     if (UNLIKELY(cf < 0))
-        return incdec32_slow(c, i, true);
-    uint32_t a = c->r[i->reg];
-    c->r[i->reg] = a - 1;
-    flags_lazy(c, CC_DEC, 4, a - 1, a, 1, (uint32_t)cf);
-    return XR_OK;
+        return thr ? t_incdec32_slow(c, i, dec) : (uintptr_t)incdec32_slow(c, i, dec);
+    uint32_t a = c->r[i->reg], r = dec ? a - 1 : a + 1;
+    c->r[i->reg] = r;
+    flags_lazy(c, dec ? CC_DEC : CC_INC, 4, r, a, 1, (uint32_t)cf);
+    return thr ? thr_next(c, i) : XR_OK;
 }
+
+static HANDLER(h_inc_r32) { return (int)incdec32(c, i, false, false); }
+static HANDLER(h_dec_r32) { return (int)incdec32(c, i, true, false); }
 
 /* One handler per ALU operation (ADD, OR, AND, SUB, XOR, CMP; ADC and SBB
  * stay with the generic ones above), so that the operation is a constant:
@@ -321,23 +392,25 @@ static inline int cond_inline(const Cpu *c, unsigned cond)
 
 /* The rest of h_jcc once the condition is known (take): charge the
  * not-taken cost, or jump with a flat CS; anything else goes to h_jcc
- * itself (a tail call, nothing done yet). */
-static inline __attribute__((always_inline)) int jcc32_take(Cpu *c, const Insn *i, bool take)
+ * itself (a tail call, nothing done yet). thr: a loop's last instruction
+ * threaded (InsnTFn: the chain stops here, tl_any for the fallback). */
+static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const Insn *i, bool take,
+                                                                  bool thr)
 {
     if (!take) {
         cpu_charge(c, c->cost.alu);
-        return XR_OK;
+        return thr ? (uintptr_t)i : XR_OK;
     }
     if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
-        return h_jcc(c, i);
+        return thr ? tl_any(c, i) : (uintptr_t)h_jcc(c, i);
     cpu_jump(c, c->next_eip + i->imm);
     cpu_charge(c, c->cost.branch);
-    return XR_OK;
+    return thr ? (uintptr_t)i : XR_OK;
 }
 
 /* Jcc with a 32-bit operand and a flat CS, as h_jcc does it; anything
  * else goes to h_jcc itself (a tail call, nothing done yet). */
-static HANDLER(h_jcc32)
+static inline __attribute__((always_inline)) uintptr_t jcc32(Cpu *c, const Insn *i, bool thr)
 {
     /* cond_inline's cases written out: the -1 test costs the loop-closing
      * branch of every hot loop an instruction or more. */
@@ -348,25 +421,23 @@ static HANDLER(h_jcc32)
     else if (c->cc.op == CC_SUB && ((cond >> 1) == 1 || (cond >> 1) == 3))
         take = ((cond >> 1) == 1 ? c->cc.a < c->cc.b : c->cc.a <= c->cc.b) ^ (cond & 1);
     else
-        return h_jcc(c, i);
-    return jcc32_take(c, i, take);
+        return thr ? tl_any(c, i) : (uintptr_t)h_jcc(c, i);
+    return jcc32_take(c, i, take, thr);
 }
 
-/* JE and JNE (cond 4, 5), h_jcc32's first case with the condition a
+/* JE and JNE (cond 4, 5), jcc32's first case with the condition a
  * constant. */
-static HANDLER(h_je32)
+static inline __attribute__((always_inline)) uintptr_t jz32(Cpu *c, const Insn *i, bool ne,
+                                                            bool thr)
 {
     if (UNLIKELY(c->cc.op == CC_EAGER))
-        return h_jcc(c, i);
-    return jcc32_take(c, i, c->cc.res == 0);
+        return thr ? tl_any(c, i) : (uintptr_t)h_jcc(c, i);
+    return jcc32_take(c, i, (c->cc.res == 0) ^ ne, thr);
 }
 
-static HANDLER(h_jne32)
-{
-    if (UNLIKELY(c->cc.op == CC_EAGER))
-        return h_jcc(c, i);
-    return jcc32_take(c, i, c->cc.res != 0);
-}
+static HANDLER(h_jcc32) { return (int)jcc32(c, i, false); }
+static HANDLER(h_je32) { return (int)jz32(c, i, false, false); }
+static HANDLER(h_jne32) { return (int)jz32(c, i, true, false); }
 
 /* CMOVcc r32, r32, as h_cmov does it (the source is a register: nothing
  * to read from memory); other conditions go to h_cmov. */
@@ -378,6 +449,66 @@ static HANDLER(h_cmov_r32_r32)
     if (take)
         c->r[i->reg] = c->r[i->rm];
     return XR_OK;
+}
+
+/* ---- threaded variants (cpu_thread_fn) ---- */
+
+/* A register instruction: always XR_OK, block_exit untouched. */
+#define THR_REG(h)                                                        \
+    static uintptr_t t_##h(Cpu *c, const Insn *i)                         \
+    {                                                                     \
+        (void)h(c, i);                                                    \
+        return thr_next(c, i);                                            \
+    }
+/* Any other pure handler. */
+#define THR_ANY(h)                                                        \
+    static uintptr_t t_##h(Cpu *c, const Insn *i) { return thr_after(c, i, h(c, i)); }
+
+THR_REG(h_mov_rm32_r32) THR_REG(h_mov_r32_rm32) THR_REG(h_mov_r32_imm)
+THR_REG(h_alu_r32_r32) THR_REG(h_alu_r32_rm32) THR_REG(h_alu_r32_imm)
+THR_REG(h_test_r32_r32)
+THR_ANY(h_cmov_r32_r32) THR_ANY(h_push_r32) THR_ANY(h_pop_r32)
+THR_ANY(h_alu_r32_m32) THR_ANY(h_alu_r32_m32_b)
+static uintptr_t t_h_inc_r32(Cpu *c, const Insn *i) { return incdec32(c, i, false, true); }
+static uintptr_t t_h_dec_r32(Cpu *c, const Insn *i) { return incdec32(c, i, true, true); }
+static uintptr_t tl_h_jcc32(Cpu *c, const Insn *i) { return jcc32(c, i, true); }
+static uintptr_t tl_h_je32(Cpu *c, const Insn *i) { return jz32(c, i, false, true); }
+static uintptr_t tl_h_jne32(Cpu *c, const Insn *i) { return jz32(c, i, true, true); }
+#define ALU_THR(op, name)                                                 \
+    THR_REG(h_##name##_r32_r32) THR_REG(h_##name##_r32_rm32) THR_REG(h_##name##_r32_imm)
+ALU_OPS(ALU_THR)
+
+static uintptr_t t_h_load32(Cpu *c, const Insn *i) { return load32(c, i, false, true); }
+static uintptr_t t_h_load32_b(Cpu *c, const Insn *i) { return load32(c, i, true, true); }
+static uintptr_t t_h_store32(Cpu *c, const Insn *i) { return store32(c, i, false, true); }
+static uintptr_t t_h_store32_b(Cpu *c, const Insn *i) { return store32(c, i, true, true); }
+
+
+InsnTFn cpu_thread_fn(InsnFn fn, bool last)
+{
+    static const struct {
+        InsnFn fn;
+        InsnTFn t;
+    } thr[] = {
+#define T(h) { h, t_##h },
+        T(h_mov_rm32_r32) T(h_mov_r32_rm32) T(h_mov_r32_imm)
+        T(h_alu_r32_r32) T(h_alu_r32_rm32) T(h_alu_r32_imm)
+        T(h_inc_r32) T(h_dec_r32) T(h_test_r32_r32)
+        T(h_cmov_r32_r32) T(h_push_r32) T(h_pop_r32)
+        T(h_alu_r32_m32) T(h_alu_r32_m32_b)
+        T(h_load32) T(h_load32_b) T(h_store32) T(h_store32_b)
+#define ALU_T(op, name) T(h_##name##_r32_r32) T(h_##name##_r32_rm32) T(h_##name##_r32_imm)
+        ALU_OPS(ALU_T)
+#undef ALU_T
+#undef T
+    };
+    if (last)
+        return fn == h_jne32 ? tl_h_jne32 : fn == h_je32 ? tl_h_je32
+               : fn == h_jcc32 ? tl_h_jcc32 : tl_any;
+    for (size_t k = 0; k < G_N_ELEMENTS(thr); k++)
+        if (fn == thr[k].fn)
+            return thr[k].t;
+    return t_any;
 }
 
 static const InsnFn alu_rr[8] = {

@@ -272,6 +272,141 @@ START_TEST(test_page_loops)
 }
 END_TEST
 
+/* Loops that go round threaded in block.c's run_loop (each handler's
+ * InsnTFn tail-calls the next one's), closed by each kind of jump back
+ * (JNZ, JE, JB, LOOP; a JMP with a fault as its way out is in
+ * test_run_inside_hook) and made of exec_fast.c's handlers and generic
+ * ones: PUSH/POP, CMOV, ALU with a memory source, loads and stores with
+ * and without an index, ADC/SBB, INC/DEC after a shift (their flags' slow
+ * path), TEST with an immediate, register moves. Each loop fits its
+ * fetch blocks as run_loop needs (16 bytes from an aligned start, or a
+ * first instruction that straddles two). Then a loop whose store lands in
+ * its own code in a later pass (the threaded store must stop the pass:
+ * the next one runs the new bytes), and one whose store goes to its code
+ * page but not its code (STORE_LOOP). Run with every shortcut on, with the memos off,
+ * and with everything off. */
+static const char *loop_forms_source =
+    "BITS 32\n"
+    "section .data\n"
+    "arr: times 64 dd 7\n"
+    "scratch: dd 0\n"
+    "section .text\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov esi, arr\n"
+    "    xor eax, eax\n"
+    "    mov ebx, 1000\n"
+    "    mov ecx, 50\n"
+    "    align 16, nop\n"
+    "l1: push ecx\n"
+    "    add eax, [esi]\n"
+    "    pop edx\n"
+    "    xor edx, ecx\n"
+    "    or eax, edx\n"
+    "    loop l1\n"
+    "    mov ecx, 50\n"
+    "    align 16, nop\n"
+    "l2: mov edx, [esi + ecx * 4 - 4]\n"
+    "    mov [esi + ecx * 4 - 4], eax\n"
+    "    cmp edx, ebx\n"
+    "    cmovb ebx, edx\n"
+    "    dec ecx\n"
+    "    jnz l2\n"
+    "    mov ecx, 50\n"
+    "    align 16, nop\n"
+    "l3: add eax, [esi + ecx * 4 - 4]\n"
+    "    mov [esi + 4], edx\n"
+    "    inc ebx\n"
+    "    dec ecx\n"
+    "    jnz l3\n"
+    "    xor edi, edi\n"
+    "    align 16, nop\n"
+    "l4: add edi, 3\n"
+    "    sub eax, edi\n"
+    "    cmp edi, 300\n"
+    "    jb l4\n"
+    "    xor edx, edx\n"
+    "    align 16, nop\n"
+    "l5: inc edx\n"
+    "    add eax, edx\n"
+    "    test edx, 16\n"
+    "    je l5\n"
+    "    mov ecx, 40\n"
+    "    mov ebx, 0x01234567\n"
+    "    align 16, nop\n"
+    "l6: shl ebx, 1\n"
+    "    inc eax\n"
+    "    adc edx, 0\n"
+    "    sbb esi, ebx\n"
+    "    dec edi\n"
+    "    neg eax\n"
+    "    dec ecx\n"
+    "    jnz l6\n"
+    "    add eax, edx\n"
+    "    add eax, esi\n"
+    "    add eax, edi\n"
+    "    mov ecx, 30\n"
+    "    align 16, nop\n"
+    "l7: mov edi, eax\n"
+    "    mov eax, 5\n"
+    "    add eax, edi\n"
+    "    dec ecx\n"
+    "    jnz l7\n"
+    "    mov ebp, eax\n"            /* the loops' sum, in the figures */
+    "    call smc_loop\n"
+    "    cmp edx, 10 + 2 * 0x100\n"
+    "    jne fail\n"
+    "    call near_code_loop\n"
+    "    cmp edx, 12 + 0x100\n"
+    "    jne fail\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n"
+    "fail:\n"
+    "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n"
+    "section .smc exec write\n"
+    /* Passes 1-9 store to scratch (another page); pass 10 (ECX = 3)
+     * stores to target, and so do the last two. With target the
+     * immediate of the ADD at the top of the loop, those two must add
+     * 0x100 (EDX ends at 10 + 2 * 0x100, then cell's 0 is added). The ADD straddles two fetch blocks, the rest is in the
+     * second. The store before the loop (the same bytes) makes the
+     * page's memo and puts the line in its L1 set's MRU way, so that the
+     * loop's store into the code takes the threaded handler's own hit. */
+    "%macro STORE_LOOP 2\n"
+    "    push ebp\n"
+    "    mov ecx, 12\n"
+    "    xor edx, edx\n"
+    "    mov ebp, %2\n"
+    "    mov esi, scratch\n"
+    "    mov edi, 0x100\n"
+    "    mov dword [%1 + 2], 1\n"
+    "    align 16, nop\n"
+    "    times 15 nop\n"
+    "%1: add edx, strict dword 1\n"
+    "    cmp ecx, 3\n"
+    "    cmove esi, ebp\n"
+    "    mov [esi], edi\n"
+    "    dec ecx\n"
+    "    jnz %1\n"
+    "    mov dword [%1 + 2], 1\n"
+    "    add edx, [cell]\n"
+    "    pop ebp\n"
+    "    ret\n"
+    "%endmacro\n"
+    "smc_loop:\n"
+    "    STORE_LOOP patch, patch + 2\n"
+    /* A store into the page of the running loop but not into its code:
+     * the pass stops (block_exit), the next goes on all the same (EDX
+     * ends at 12 + cell's 0x100). */
+    "near_code_loop:\n"
+    "    STORE_LOOP patch2, cell\n"
+    "align 4, db 0\n"
+    "cell: dd 0\n";
+
+START_TEST(test_loop_forms)
+{
+    compare_source_memos("loopforms.asm", loop_forms_source, true);
+}
+END_TEST
+
 /* Dword loads, stores and ALU sources with and without an index register
  * (exec_fast.c's handlers compute the EA without one as base + disp), each
  * form twice so that the second finds its memo and line. Exit 0 only if
@@ -652,6 +787,7 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_self_modifying);
     tcase_add_test(t, test_jump_to_next);
     tcase_add_test(t, test_page_loops);
+    tcase_add_test(t, test_loop_forms);
     tcase_add_test(t, test_indexed_operands);
     tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_breakpoint_loop_head);
