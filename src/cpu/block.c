@@ -345,34 +345,49 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
      * pass that ends in the jump back (BX_JUMP at the last instruction:
      * its target is eip0, the loop's start, as block_build found) goes
      * round as the general `out:` below would, with its tests decided
-     * here: the jump went to eip0, so only the budget and bp_first can
-     * end the run (cap: 0 with bp_first, so that any pass ends it). */
+     * in the inner loop: the jump went to eip0, and bp_first is false
+     * (run_block does not call run_loop then, and no pure handler sets
+     * breakpoints), so only the budget and the memo can end the run. */
     const bool threaded = len == L;
-    const uint64_t cap = b->bp_first ? 0 : budget;
     for (;;) {
         const Insn *in;
         int r;
         c->next_eip = end_eip;
-        if (LIKELY(threaded && budget - done >= L)) {
-            uintptr_t x = first->tfn(c, first);
-            if (UNLIKELY(x != (uintptr_t)last)) {
-                in = (const Insn *)(x & ~(uintptr_t)7);
-                r = (int)(x & 7);
-                goto out;
+        if (LIKELY(threaded && budget - done >= L) &&
+            LIKELY(mmu_memo_answers(memo, key, ACCESS_EXEC) && memo->pa == frame)) {
+            /* Passes while the budget allows whole ones (room) and the
+             * memo answers: the memo is not written meanwhile (only
+             * instruction fetches make or remake a memo of their side, and
+             * only writes to CR0, CR3 with PCIDs, CR4 and EFER clear one,
+             * none of which a pure handler makes), so its key, frame and
+             * counters' places hold, and only its slot's generation can
+             * move (a data reference's fill in a shared array). A pass
+             * that stops anywhere but at a jump back to eip0, or after
+             * which the budget or the memo could end the run, leaves
+             * through `out:` as the loop below does; the p passes before
+             * it are added up as it would have. */
+            const MmuMemo mc = *memo;
+            const uint64_t room = (budget - done) / L;
+            uint64_t p = 0;
+            uintptr_t x;
+            for (;;) {
+                x = first->tfn(c, first);
+                if (UNLIKELY(x != (uintptr_t)last || c->block_exit != BX_JUMP ||
+                             p + 1 == room || *mc.gen != mc.sgen))
+                    break;
+                p++;
+                c->block_exit = 0;
+                /* block_fetch_insn's hit, as below */
+                mmu_memo_hit_n(c->mmu, &mc, ACCESS_EXEC, refs);
+                c->fetch_blk = blk_last0;
+                c->next_eip = end_eip;
             }
-            if (UNLIKELY(c->block_exit != BX_JUMP)) {
-                in = last;
-                r = XR_OK;
-                goto out;
-            }
-            done += L;
-            if (UNLIKELY(done >= cap)) {
-                commit_acc(c, b, L, user, eip0, acc, acc_cyc);
-                return done;
-            }
-            acc += L;
-            acc_cyc += cost_pass;
-            goto round;
+            done += p * L;
+            acc += p * L;
+            acc_cyc += p * cost_pass;
+            in = (const Insn *)(x & ~(uintptr_t)7);
+            r = (int)(x & 7);
+            goto out;
         }
         in = b->insn;
         const Insn *end = end_full;
@@ -407,7 +422,6 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
         }
         acc += k + 1;
         acc_cyc += b->cost[k + 1];
-    round:
         c->block_exit = 0;
         if (LIKELY(mmu_memo_answers(memo, key, ACCESS_EXEC) && memo->pa == frame)) {
             /* block_fetch_insn's hit, refs of them. fetch_page, fetch_pa

@@ -13,14 +13,31 @@
 #pragma GCC optimize("no-tree-slp-vectorize")
 #endif
 
+/* flags_lazy for a 32-bit operation, storing only the fields its flags
+ * are found from (LazyFlags, flags.h): LOGIC's result; ADD's and SUB's
+ * result and operands; INC's and DEC's result, operand and carry. */
+static inline __attribute__((always_inline)) void lazy32(Cpu *c, CcOp op, uint32_t res,
+                                                         uint32_t a, uint32_t b, uint32_t carry)
+{
+    c->cc.op = (uint8_t)op;
+    c->cc.size = 4;
+    c->cc.res = res;
+    if (op != CC_LOGIC)
+        c->cc.a = a;
+    if (op != CC_LOGIC && op != CC_INC && op != CC_DEC)
+        c->cc.b = b;
+    if (op != CC_ADD && op != CC_SUB && op != CC_LOGIC)
+        c->cc.c = carry;
+}
+
 static inline uint32_t alu32(Cpu *c, unsigned op, uint32_t a, uint32_t b)
 {
     uint32_t r;
     switch (op) {
-    case 0: r = a + b; flags_lazy(c, CC_ADD, 4, r, a, b, 0); break;
-    case 1: r = a | b; flags_lazy(c, CC_LOGIC, 4, r, a, b, 0); break;
-    case 4: r = a & b; flags_lazy(c, CC_LOGIC, 4, r, a, b, 0); break;
-    case 6: r = a ^ b; flags_lazy(c, CC_LOGIC, 4, r, a, b, 0); break;
+    case 0: r = a + b; lazy32(c, CC_ADD, r, a, b, 0); break;
+    case 1: r = a | b; lazy32(c, CC_LOGIC, r, a, b, 0); break;
+    case 4: r = a & b; lazy32(c, CC_LOGIC, r, a, b, 0); break;
+    case 6: r = a ^ b; lazy32(c, CC_LOGIC, r, a, b, 0); break;
     case 2: {
         uint32_t cf = cpu_cf(c);
         r = a + b + cf;
@@ -33,7 +50,7 @@ static inline uint32_t alu32(Cpu *c, unsigned op, uint32_t a, uint32_t b)
         flags_lazy(c, CC_SBB, 4, r, a, b, cf);
         break;
     }
-    default: r = a - b; flags_lazy(c, CC_SUB, 4, r, a, b, 0); break;   /* SUB, CMP */
+    default: r = a - b; lazy32(c, CC_SUB, r, a, b, 0); break;   /* SUB, CMP */
     }
     return r;
 }
@@ -61,6 +78,21 @@ static inline __attribute__((always_inline)) uintptr_t thr_after(Cpu *c, const I
     return thr_next(c, i);
 }
 
+static uintptr_t t_any(Cpu *c, const Insn *i);
+
+/* The memo answering a dword reference at lin, which must not cross a
+ * page: mmu_memo_find's lookup with the key of lin + 3, so that the
+ * in-page test is the key compare (a dword that crosses into the next
+ * page has that page's key, which no memo in the slot of lin's page
+ * holds: mmu_memo_at gives consecutive pages different slots). NULL: no
+ * memo, or a dword that crosses a page. */
+static inline __attribute__((always_inline)) const MmuMemo *dword_memo(Mmu *m, uint32_t lin,
+                                                                      Access access, int cpl)
+{
+    const MmuMemo *mm = mmu_memo_at(m, lin, access);
+    return mmu_memo_answers(mm, mmu_memo_key(lin + 3, cpl), access) ? mm : NULL;
+}
+
 /* 8B /r load, 89 /r store. What mem_read/mem_write do, with the hit
  * that calls nothing (a memo, the L1 set's MRU way: mmu_access_memo_mru)
  * in the handler itself, so that it saves no registers. Out of line: a
@@ -72,6 +104,8 @@ static inline __attribute__((always_inline)) uintptr_t thr_after(Cpu *c, const I
  * them. */
 static __attribute__((noinline)) int load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
+    if (UNLIKELY(!in_page(lin, 4)))
+        return h_mov_r_rm(c, i);
     const uint8_t *p = mmu_access_nomemo_read(c->mmu, lin, c->cpl, &c->mf);
     if (UNLIKELY(!p))
         return cpu_raise_mmu(c, &c->mf);
@@ -88,11 +122,18 @@ static __attribute__((noinline)) int load32_memo(Cpu *c, const Insn *i, uint32_t
 
 /* The same, threaded: each ends in the chain's next step itself (a tail
  * call from the handler, which then saves no registers). */
+static __attribute__((noinline)) uintptr_t t_fault(Cpu *c, const Insn *i)
+{
+    return (uintptr_t)i | (unsigned)cpu_raise_mmu(c, &c->mf);
+}
+
 static __attribute__((noinline)) uintptr_t t_load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
+    if (UNLIKELY(!in_page(lin, 4)))
+        return t_any(c, i);
     const uint8_t *p = mmu_access_nomemo_read(c->mmu, lin, c->cpl, &c->mf);
     if (UNLIKELY(!p))
-        return (uintptr_t)i | (unsigned)cpu_raise_mmu(c, &c->mf);
+        return t_fault(c, i);
     memcpy(&c->r[i->reg], p, 4);
     return thr_next(c, i);
 }
@@ -131,9 +172,9 @@ static inline __attribute__((always_inline)) uintptr_t load32(Cpu *c, const Insn
 {
     const SegCache *s = &c->seg[i->seg];
     uint32_t lin = s->base + ea32(c, i, base_only);
-    if (UNLIKELY(!(s->flags & SEGF_FLAT_R) || !in_page(lin, 4)))
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_R)))
         return thr ? t_any(c, i) : (uintptr_t)h_mov_r_rm(c, i);
-    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_READ, c->cpl);
+    const MmuMemo *mm = dword_memo(c->mmu, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!mm))
         return thr ? t_load32_nomemo(c, i, lin) : (uintptr_t)load32_nomemo(c, i, lin);
     const uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_READ, c->cpl);
@@ -148,6 +189,8 @@ static HANDLER(h_load32_b) { return (int)load32(c, i, true, false); }
 
 static __attribute__((noinline)) int store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
 {
+    if (UNLIKELY(!in_page(lin, 4)))
+        return h_mov_rm_r(c, i);
     return write_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_WRITE, c->cpl, &c->mf), 4, &c->mf,
                     c->r[i->reg]);
 }
@@ -177,9 +220,9 @@ static inline __attribute__((always_inline)) uintptr_t store32(Cpu *c, const Ins
 {
     const SegCache *s = &c->seg[i->seg];
     uint32_t lin = s->base + ea32(c, i, base_only);
-    if (UNLIKELY(!(s->flags & SEGF_FLAT_W) || !in_page(lin, 4)))
+    if (UNLIKELY(!(s->flags & SEGF_FLAT_W)))
         return thr ? t_any(c, i) : (uintptr_t)h_mov_rm_r(c, i);
-    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, ACCESS_WRITE, c->cpl);
+    const MmuMemo *mm = dword_memo(c->mmu, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!mm))
         return thr ? t_store32_nomemo(c, i, lin) : (uintptr_t)store32_nomemo(c, i, lin);
     uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
@@ -210,9 +253,9 @@ static inline uint8_t *dword_hit(Cpu *c, int seg, uint32_t off, Access access)
     const SegCache *s = &c->seg[seg];
     uint32_t lin = s->base + off;
     unsigned need = access == ACCESS_WRITE ? SEGF_FLAT_W : SEGF_FLAT_R;
-    if (UNLIKELY(!(s->flags & need) || !in_page(lin, 4)))
+    if (UNLIKELY(!(s->flags & need)))
         return NULL;
-    const MmuMemo *mm = mmu_memo_find(c->mmu, lin, access, c->cpl);
+    const MmuMemo *mm = dword_memo(c->mmu, lin, access, c->cpl);
     if (UNLIKELY(!mm))
         return NULL;
     return mmu_access_memo_mru(c->mmu, mm, lin, access, c->cpl);
@@ -333,7 +376,7 @@ static inline __attribute__((always_inline)) uintptr_t incdec32(Cpu *c, const In
         return thr ? t_incdec32_slow(c, i, dec) : (uintptr_t)incdec32_slow(c, i, dec);
     uint32_t a = c->r[i->reg], r = dec ? a - 1 : a + 1;
     c->r[i->reg] = r;
-    flags_lazy(c, dec ? CC_DEC : CC_INC, 4, r, a, 1, (uint32_t)cf);
+    lazy32(c, dec ? CC_DEC : CC_INC, r, a, 1, (uint32_t)cf);
     return thr ? thr_next(c, i) : XR_OK;
 }
 
@@ -374,7 +417,7 @@ ALU_OPS(ALU_RR)
 static HANDLER(h_test_r32_r32)
 {
     uint32_t a = c->r[i->rm], b = c->r[i->reg];
-    flags_lazy(c, CC_LOGIC, 4, a & b, a, b, 0);
+    lazy32(c, CC_LOGIC, a & b, a, b, 0);
     return XR_OK;
 }
 

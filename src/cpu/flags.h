@@ -35,6 +35,10 @@ typedef enum {
     CC_MUL,                      /* CF = OF = c; SF/ZF/PF of res (undefined), AF=0 */
 } CcOp;
 
+/* The fields an operation's flags are found from (flags.c) are the ones
+ * it sets: every one but LOGIC (res only), INC/DEC (no b) and ADD/SUB
+ * (no c) -- the others may hold an earlier operation's values, which
+ * nothing reads (exec_fast.c stores only what is needed). */
 typedef struct {
     uint32_t res, a, b;          /* masked to the operand size */
     uint32_t c;

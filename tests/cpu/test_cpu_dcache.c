@@ -451,6 +451,101 @@ START_TEST(test_indexed_operands)
 }
 END_TEST
 
+/* Dwords that cross a page, right after a reference to the first page
+ * (so that its memo is there): exec_fast.c's handlers look the memo up
+ * with the key of the dword's last byte, so that a crossing dword finds
+ * none and goes to the generic path. Loads, stores, ALU sources, PUSH and
+ * POP, each at every offset that crosses, in straight-line code and in a
+ * loop. Exit 0 only if every value is the right one. */
+static const char *crossing_source =
+    "BITS 32\n"
+    "section .bss\n"
+    "alignb 4096\n"
+    "two: resb 2 * 4096\n"
+    "section .text\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov ebp, esp\n"
+    "    mov edi, two + 4096 - 3\n"
+    "    mov ecx, 3\n"
+    "next:\n"
+    "    mov dword [two + 4096 - 8], 0x11111111\n"   /* the first page's memo */
+    "    mov dword [edi], 0x44332211\n"
+    "    mov eax, [two + 4096 - 8]\n"
+    "    mov eax, [edi]\n"
+    "    cmp eax, 0x44332211\n"
+    "    jne fail\n"
+    "    mov ebx, [two + 4096 - 8]\n"
+    "    add ebx, [edi]\n"
+    "    cmp ebx, 0x55443322\n"
+    "    jne fail\n"
+    "    mov edx, [two + 4096 - 8]\n"
+    "    mov [edi], edx\n"
+    "    cmp dword [edi], 0x11111111\n"
+    "    jne fail\n"
+    "    lea esp, [edi + 4]\n"
+    "    mov eax, [two + 4096 - 8]\n"
+    "    push dword 0x01020304\n"
+    "    mov eax, [two + 4096 - 8]\n"
+    "    pop edx\n"
+    "    mov esp, ebp\n"
+    "    cmp edx, 0x01020304\n"
+    "    jne fail\n"
+    "    inc edi\n"
+    "    dec ecx\n"
+    "    jnz next\n"
+    /* The same in loops that run_loop runs threaded: loads (bytes 1 to
+     * 16 around the boundary, each dword from 7 before it to 2 after
+     * it read twice), then stores (EBX gains twice each pass's ECX,
+     * 2 * (10 + 9 + ... + 1) in all; a store that crosses ends the pass,
+     * lin_write). */
+    "    mov dword [two + 4096 - 8], 0x04030201\n"
+    "    mov dword [two + 4096 - 4], 0x08070605\n"
+    "    mov dword [two + 4096], 0x0C0B0A09\n"
+    "    mov dword [two + 4096 + 4], 0x100F0E0D\n"
+    "    mov esi, two + 4096 - 7\n"
+    "    mov ecx, 10\n"
+    "    xor ebx, ebx\n"
+    "    align 16, nop\n"
+    "cross_load:\n"
+    "    mov eax, [esi]\n"
+    "    add ebx, eax\n"
+    "    add ebx, [esi]\n"
+    "    inc esi\n"
+    "    dec ecx\n"
+    "    jnz cross_load\n"
+    "%assign sum 0\n"
+    "%assign o 1\n"
+    "%rep 10\n"
+    "%assign sum sum + (o + 1) + ((o + 2) << 8) + ((o + 3) << 16) + ((o + 4) << 24)\n"
+    "%assign o o + 1\n"
+    "%endrep\n"
+    "    cmp ebx, (2 * sum) & 0xFFFFFFFF\n"
+    "    jne fail\n"
+    "    mov esi, two + 4096 - 7\n"
+    "    mov ecx, 10\n"
+    "    xor ebx, ebx\n"
+    "    align 16, nop\n"
+    "cross:\n"
+    "    mov [esi], ecx\n"
+    "    add ebx, [esi]\n"
+    "    mov eax, [esi]\n"
+    "    add ebx, eax\n"
+    "    inc esi\n"
+    "    dec ecx\n"
+    "    jnz cross\n"
+    "    cmp ebx, 110\n"
+    "    jne fail\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n"
+    "fail:\n"
+    "    mov eax, 1\n    mov ebx, 1\n    int 0x80\n";
+
+START_TEST(test_crossing_dwords)
+{
+    compare_source("crossing.asm", crossing_source);
+}
+END_TEST
+
 /* Remapping and writes from outside the guest: a code page's PTE is pointed
  * at another frame (with INVLPG), and a frame is rewritten with physmem
  * writes; the core must run the new code each time, cache on or off. */
@@ -789,6 +884,7 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_page_loops);
     tcase_add_test(t, test_loop_forms);
     tcase_add_test(t, test_indexed_operands);
+    tcase_add_test(t, test_crossing_dwords);
     tcase_add_test(t, test_breakpoint_in_block);
     tcase_add_test(t, test_breakpoint_loop_head);
     tcase_add_test(t, test_remap_and_rewrite);
