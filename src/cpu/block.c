@@ -342,12 +342,15 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
     const uint32_t cost_pass = b->cost[L] - b->cost[0];
     /* Whole passes (no breakpoint inside the loop, budget for all of it)
      * run threaded: one call, which returns where the chain stopped. A
-     * pass that ends in the jump back (BX_JUMP at the last instruction:
-     * its target is eip0, the loop's start, as block_build found) goes
-     * round as the general `out:` below would, with its tests decided
-     * in the inner loop: the jump went to eip0, and bp_first is false
-     * (run_block does not call run_loop then, and no pure handler sets
-     * breakpoints), so only the budget and the memo can end the run. */
+     * pass that ends in the jump back (THR_BACK from the last
+     * instruction, or BX_JUMP from one through cpu_jump: its target is
+     * eip0, the loop's start, as block_build found) goes round as the
+     * general `out:` below would, with its tests decided in the inner
+     * loop: the jump went to eip0, and bp_first is false (run_block does
+     * not call run_loop then, and no pure handler sets breakpoints), so
+     * only the budget and the memo can end the run. A THR_BACK pass leaves
+     * block_exit clear and fetch_blk at blk_last0, as the round would; if
+     * the run leaves after it, cpu_jump's part is made first. */
     const bool threaded = len == L;
     for (;;) {
         const Insn *in;
@@ -368,25 +371,39 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
              * it are added up as it would have. */
             const MmuMemo mc = *memo;
             const uint64_t room = (budget - done) / L;
+            const uintptr_t back = (uintptr_t)last | THR_BACK;
             uint64_t p = 0;
             uintptr_t x;
             for (;;) {
                 x = first->tfn(c, first);
-                if (UNLIKELY(x != (uintptr_t)last || c->block_exit != BX_JUMP ||
-                             p + 1 == room || *mc.gen != mc.sgen))
-                    break;
+                if (LIKELY(x == back)) {
+                    /* The jump back, its cpu_jump not made: block_exit
+                     * stays clear and fetch_blk at blk_last0, where the
+                     * round below would leave them. */
+                    if (UNLIKELY(p + 1 == room || *mc.gen != mc.sgen)) {
+                        cpu_jump(c, eip0);
+                        x = (uintptr_t)last;
+                        break;
+                    }
+                } else {
+                    /* A closing jump through cpu_jump (tl_any), or the
+                     * pass stopped short. */
+                    if (x != (uintptr_t)last || c->block_exit != BX_JUMP || p + 1 == room ||
+                        *mc.gen != mc.sgen)
+                        break;
+                    c->block_exit = 0;
+                    c->fetch_blk = blk_last0;
+                }
                 p++;
-                c->block_exit = 0;
                 /* block_fetch_insn's hit, as below */
                 mmu_memo_hit_n(c->mmu, &mc, ACCESS_EXEC, refs);
-                c->fetch_blk = blk_last0;
                 c->next_eip = end_eip;
             }
             done += p * L;
             acc += p * L;
             acc_cyc += p * cost_pass;
             in = (const Insn *)(x & ~(uintptr_t)7);
-            r = (int)(x & 7);
+            r = (int)(x & 3);
             goto out;
         }
         in = b->insn;

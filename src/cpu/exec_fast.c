@@ -435,8 +435,12 @@ static inline int cond_inline(const Cpu *c, unsigned cond)
 
 /* The rest of h_jcc once the condition is known (take): charge the
  * not-taken cost, or jump with a flat CS; anything else goes to h_jcc
- * itself (a tail call, nothing done yet). thr: a loop's last instruction
- * threaded (InsnTFn: the chain stops here, tl_any for the fallback). */
+ * itself (a tail call, nothing done yet). thr: a loop's closing jump
+ * threaded (InsnTFn): the chain stops here, and taken it jumps back to
+ * the loop's start (block_build's loop_len: its target), with CS flat
+ * (run_block runs blocks only then, and no pure handler changes CS), so
+ * it charges the branch and returns THR_BACK (run_loop does cpu_jump's
+ * part if the run leaves there). */
 static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const Insn *i, bool take,
                                                                   bool thr)
 {
@@ -444,11 +448,15 @@ static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const 
         cpu_charge(c, c->cost.alu);
         return thr ? (uintptr_t)i : XR_OK;
     }
+    if (thr) {
+        cpu_charge(c, c->cost.branch);
+        return (uintptr_t)i | THR_BACK;
+    }
     if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
-        return thr ? tl_any(c, i) : (uintptr_t)h_jcc(c, i);
+        return h_jcc(c, i);
     cpu_jump(c, c->next_eip + i->imm);
     cpu_charge(c, c->cost.branch);
-    return thr ? (uintptr_t)i : XR_OK;
+    return XR_OK;
 }
 
 /* Jcc with a 32-bit operand and a flat CS, as h_jcc does it; anything
