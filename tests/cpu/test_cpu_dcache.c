@@ -721,9 +721,16 @@ static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budg
             uint64_t n = MIN(left, slice);
             CpuStop st = cpu_run(c, n);
             g_string_append_printf(o.log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%"
-                                          G_GUINT64_FORMAT " eip=%x eax=%x ecx=%x esi=%x\n",
+                                          G_GUINT64_FORMAT " eip=%x eax=%x ecx=%x esi=%x",
                                    cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
                                    cpu_reg(c, REG_EAX), cpu_reg(c, REG_ECX), cpu_reg(c, REG_ESI));
+            /* The TLB's counts too: the fetch references made (one per
+             * fetch block entered, block.c) show in them. */
+            for (size_t k = 0; k < tlb_stats_count(); k++) {
+                TlbStatItem it = tlb_stats_item(tlb_hier_stats(mmu_tlb(m)), k);
+                g_string_append_printf(o.log, " %s=%" G_GUINT64_FORMAT, it.name, it.value);
+            }
+            g_string_append_c(o.log, '\n');
             if (st != CPU_STOP_MAX_INSNS)
                 break;
             left -= n;
@@ -763,17 +770,26 @@ START_TEST(test_counters_observed_mid_block)
     const uint8_t tail_loop_exit[] = { 0xBA, 0, 0, 0, 0, 0x8D, 0x76, 0x00, 0xB9, 4, 0, 0, 0,
                                        0x43, 0x83, 0xFB, 3, 0x74, 3, 0x49, 0x75, 0xF7, 0xE6,
                                        0x80, 0xF4 };
+    /* mov ecx, 9; L: inc esi; dec ecx; jnz L; out 0x80, al; hlt: a loop
+     * that goes round threaded in run_loop for several passes, stopped by
+     * the budget after every instruction, in slices of every size (a run
+     * that stops right after a jump back and the next that goes on from
+     * there: the fetch reference at the loop's start is made again) */
+    const uint8_t tail_loop9[] = { 0xB9, 9, 0, 0, 0, 0x46, 0x49, 0x75, 0xFC, 0xE6, 0x80, 0xF4 };
     const struct {
         const uint8_t *tail;
         size_t len;
         uint32_t bp;
+        uint64_t budgets;
+        bool all_slices;
     } tails[] = {
-        { tail_hlt, sizeof tail_hlt, 0 },
-        { tail_fault, sizeof tail_fault, 0 },
-        { tail_jumps, sizeof tail_jumps, 0 },
-        { tail_jumps, sizeof tail_jumps, 0x10000 + sizeof head + 7 },   /* the second inc */
-        { tail_loop, sizeof tail_loop, 0 },
-        { tail_loop_exit, sizeof tail_loop_exit, 0 },
+        { tail_hlt, sizeof tail_hlt, 0, 26, false },
+        { tail_fault, sizeof tail_fault, 0, 26, false },
+        { tail_jumps, sizeof tail_jumps, 0, 26, false },
+        { tail_jumps, sizeof tail_jumps, 0x10000 + sizeof head + 7, 26, false }, /* 2nd inc */
+        { tail_loop, sizeof tail_loop, 0, 26, false },
+        { tail_loop_exit, sizeof tail_loop_exit, 0, 26, false },
+        { tail_loop9, sizeof tail_loop9, 0, 42, true },
     };
     for (size_t t = 0; t < G_N_ELEMENTS(tails); t++) {
         uint8_t code[64];
@@ -781,8 +797,9 @@ START_TEST(test_counters_observed_mid_block)
         memcpy(code, head, len);
         memcpy(code + len, tails[t].tail, tails[t].len);
         len += tails[t].len;
-        for (uint64_t budget = 1; budget <= 26; budget++)
-            for (uint64_t slice = 1; slice <= budget; slice = slice == budget ? budget + 1 : budget) {
+        for (uint64_t budget = 1; budget <= tails[t].budgets; budget++)
+            for (uint64_t slice = 1; slice <= budget;
+                 slice = tails[t].all_slices || slice == budget ? slice + 1 : budget) {
                 char *on = observe_run(code, len, true, budget, slice, tails[t].bp);
                 char *off = observe_run(code, len, false, budget, slice, tails[t].bp);
                 ck_assert_msg(!strcmp(on, off), "tail %zu budget %" G_GUINT64_FORMAT
