@@ -14,17 +14,18 @@
 #endif
 
 /* flags_lazy for a 32-bit operation, storing only the fields its flags
- * are found from (LazyFlags, flags.h): LOGIC's result; ADD's and SUB's
- * result and operands; INC's and DEC's result, operand and carry. */
+ * are found from (LazyFlags, flags.h): LOGIC's result; ADD's result and
+ * first operand; SUB's result and operands; INC's and DEC's result and
+ * carry. */
 static inline __attribute__((always_inline)) void lazy32(Cpu *c, CcOp op, uint32_t res,
                                                          uint32_t a, uint32_t b, uint32_t carry)
 {
     c->cc.op = (uint8_t)op;
     c->cc.size = 4;
     c->cc.res = res;
-    if (op != CC_LOGIC)
-        c->cc.a = a;
     if (op != CC_LOGIC && op != CC_INC && op != CC_DEC)
+        c->cc.a = a;
+    if (op != CC_LOGIC && op != CC_INC && op != CC_DEC && op != CC_ADD)
         c->cc.b = b;
     if (op != CC_ADD && op != CC_SUB && op != CC_LOGIC)
         c->cc.c = carry;

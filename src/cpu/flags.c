@@ -45,9 +45,25 @@ bool flags_cf(const LazyFlags *cc)
     g_assert_not_reached();
 }
 
+/* ADD's b and INC's and DEC's a follow from the result and the other
+ * operand, and are not stored (LazyFlags, flags.h). */
+static inline uint32_t operand_a(const LazyFlags *cc)
+{
+    if (cc->op == CC_INC)
+        return (cc->res - 1) & size_mask(cc->size);
+    if (cc->op == CC_DEC)
+        return (cc->res + 1) & size_mask(cc->size);
+    return cc->a;
+}
+
+static inline uint32_t operand_b(const LazyFlags *cc)
+{
+    return cc->op == CC_ADD ? (cc->res - cc->a) & size_mask(cc->size) : cc->b;
+}
+
 static uint32_t flags_of(const LazyFlags *cc, bool cf)
 {
-    uint32_t a = cc->a, b = cc->b, r = cc->res, s = sign_bit(cc->size);
+    uint32_t a = cc->a, b = operand_b(cc), r = cc->res, s = sign_bit(cc->size);
     switch ((CcOp)cc->op) {
     case CC_ADD:
     case CC_ADC: return (a ^ r) & (b ^ r) & s;
@@ -71,9 +87,9 @@ static uint32_t flags_af(const LazyFlags *cc)
 {
     switch ((CcOp)cc->op) {
     case CC_ADD: case CC_ADC: case CC_SUB: case CC_SBB:
-        return (cc->a ^ cc->b ^ cc->res) & EFLAGS_AF;
+        return (cc->a ^ operand_b(cc) ^ cc->res) & EFLAGS_AF;
     case CC_INC: case CC_DEC:
-        return (cc->a ^ 1 ^ cc->res) & EFLAGS_AF;
+        return (operand_a(cc) ^ 1 ^ cc->res) & EFLAGS_AF;
     default:
         return 0;   /* logic, shifts, multiply: AF undefined, the core clears it */
     }

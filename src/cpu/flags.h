@@ -35,10 +35,11 @@ typedef enum {
     CC_MUL,                      /* CF = OF = c; SF/ZF/PF of res (undefined), AF=0 */
 } CcOp;
 
-/* The fields an operation's flags are found from (flags.c) are the ones
- * it sets: every one but LOGIC (res only), INC/DEC (no b) and ADD/SUB
- * (no c) -- the others may hold an earlier operation's values, which
- * nothing reads (exec_fast.c stores only what is needed). */
+/* Which fields an operation's flags are found from (flags.c): LOGIC's
+ * res; ADD's res and a (b = res - a); SUB's res, a and b; INC's and
+ * DEC's res and c (a = res -/+ 1); every field for the others. The rest
+ * may hold an earlier operation's values, which nothing reads
+ * (exec_fast.c stores only what is needed). */
 typedef struct {
     uint32_t res, a, b;          /* masked to the operand size */
     uint32_t c;
