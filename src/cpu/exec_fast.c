@@ -3,7 +3,10 @@
  * what the generic handlers do for these operands; with the operand size
  * a compile-time constant the register and flag helpers fold away. The
  * decoder picks them (cpu_specialize) after decoding; the oracle and guest
- * tests run through them. */
+ * tests run through them. Each also has a threaded variant (InsnTFn,
+ * cpu_thread_fn) for the passes round a loop in block.c's run_loop,
+ * which goes on to the next instruction's itself (test_cpu_dcache's
+ * loop tests). */
 #include "cpu/cpu_priv.h"
 
 /* GCC's SLP vectorizer packs the lazy flags' result and operand into one
