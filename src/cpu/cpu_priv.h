@@ -87,6 +87,10 @@ struct Insn {
     uint16_t cost;               /* base cycles charged when it retires */
 };
 
+/* InsnTFn's result keeps the XR_* result and THR_BACK in an Insn
+ * address's low bits. */
+_Static_assert(_Alignof(Insn) >= 8, "Insn addresses need three clear low bits");
+
 #define REP_E 1
 #define REP_NE 2
 
