@@ -23,8 +23,7 @@
 static inline __attribute__((always_inline)) void lazy32(Cpu *c, CcOp op, uint32_t res,
                                                          uint32_t a, uint32_t b, uint32_t carry)
 {
-    c->cc.op = (uint8_t)op;
-    c->cc.size = 4;
+    c->cc.opsize = LAZY_OPSIZE(op, 4);
     c->cc.res = res;
     if (op != CC_LOGIC && op != CC_INC && op != CC_DEC)
         c->cc.a = a;

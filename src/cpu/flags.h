@@ -43,9 +43,21 @@ typedef enum {
 typedef struct {
     uint32_t res, a, b;          /* masked to the operand size */
     uint32_t c;
-    uint8_t op;                  /* CcOp */
-    uint8_t size;                /* 1, 2 or 4 bytes */
+    union {
+        struct {
+            uint8_t op;          /* CcOp */
+            uint8_t size;        /* 1, 2 or 4 bytes */
+        };
+        uint32_t opsize;         /* both in one store (LAZY_OPSIZE) */
+    };
 } LazyFlags;
+
+/* LazyFlags.opsize for op and size. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LAZY_OPSIZE(op, size) ((uint32_t)(op) << 24 | (uint32_t)(size) << 16)
+#else
+#define LAZY_OPSIZE(op, size) ((uint32_t)(op) | (uint32_t)(size) << 8)
+#endif
 
 static inline uint32_t size_mask(unsigned size)
 {
