@@ -106,8 +106,17 @@ static void memo_clear(Mmu *m)
 void mmu_set_shortcuts(Mmu *m, bool on)
 {
     m->no_memo = !on;
-    for (unsigned side = 0; side < 2; side++)
+    for (unsigned side = 0; side < 2; side++) {
         m->sole[side] = on && m->tlb ? m->tlb->side[side].sole : NULL;
+        /* What every memo of the side shares (MmuMemoSide): memos are
+         * made only in the side's small array (memo_make). */
+        Tlb *t = m->tlb ? m->tlb->side[side].small : NULL;
+        MmuMemoSide *ms = &m->memo_side[side];
+        ms->clock = t && t->stamps ? t->clock : &m->stamp_sink[1];
+        for (unsigned p = 0; p < 2; p++)
+            ms->hits[p] = t ? &t->fast_hits[p] : &m->stamp_sink[0];
+        ms->lat = t ? t->geom.hit_latency : 0;
+    }
     memo_clear(m);
 }
 
@@ -247,12 +256,11 @@ static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
     mm->key[0] = ok & (1u << ACCESS_READ | 1u << ACCESS_EXEC) ? key : MEMO_NONE;
     mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
     mm->sgen = t->sgen[slot];
-    mm->lat = t->geom.hit_latency;
     mm->gen = &t->sgen[slot];
-    mm->hits = &t->fast_hits[TLB_PRIV(cpl)];
-    /* Without stamps, the sinks (see MmuMemo). */
+    mm->hits = m->memo_side[access == ACCESS_EXEC].hits[TLB_PRIV(cpl)];
+    /* Without stamps, the sink (see MmuMemo); the clock is then the
+     * side's sink too (MmuMemoSide). */
     mm->stamp = stamp ? stamp : &m->stamp_sink[0];
-    mm->clock = stamp ? t->clock : &m->stamp_sink[1];
     mm->pa = pa;
     mm->host = host;
 }
