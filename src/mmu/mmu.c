@@ -21,6 +21,14 @@
 #define EFER_NXE (1ULL << 11)
 #define CR3_PCID_MASK 0xFFFu
 
+/* The walker's masks for each CPL (Mmu.fast_masks), after regs.wp or
+ * regs.nxe is set. */
+static void set_fast_masks(Mmu *m)
+{
+    for (int cpl = 0; cpl < 4; cpl++)
+        m->fast_masks[cpl] = pae_fast_masks_for(&m->regs, cpl);
+}
+
 /* Without a preset: a plain 64-entry 4-way I/D pair holding both page
  * sizes, no caches (every reference costs 1 cycle). For unit tests. */
 static void default_tlb_config(TlbHierConfig *c)
@@ -45,7 +53,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     Mmu *m = g_new0(Mmu, 1);
     m->pm = pm;
     m->hints.pd.base = m->hints.pt.base = PAE_NO_HINT;
-    m->fast_masks = pae_fast_masks_for(&m->regs);
+    set_fast_masks(m);
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
@@ -203,7 +211,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     m->cr0 = cr0;
     m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
-    m->fast_masks = pae_fast_masks_for(&m->regs);
+    set_fast_masks(m);
     memo_clear(m);
     return true;
 }
@@ -224,7 +232,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
     m->regs.nxe = (efer & EFER_NXE) != 0;
-    m->fast_masks = pae_fast_masks_for(&m->regs);
+    set_fast_masks(m);
     memo_clear(m);
 }
 
@@ -462,7 +470,7 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
      * the side's small array, which t is when set: its t->missed is the
      * page's probe key (what tlb_fill_fresh requires). */
     if (!missed || !t ||
-        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks, lin, access, cpl,
+        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks[cpl], lin, access, cpl,
                               &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);

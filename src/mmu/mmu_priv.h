@@ -107,9 +107,9 @@ struct Mmu {
     uint64_t stamp_sink[2];      /* the stamp and clock of memos of arrays
                                   * without stamps (MmuMemo, MmuMemoSide):
                                   * written, never read */
-    const PaeFastMasks *fast_masks; /* pae_fast_masks_for(&regs): set
-                                  * wherever regs.wp or regs.nxe is (only
-                                  * here, in mmu.c) */
+    const PaeFastMasks *fast_masks[4]; /* [cpl]: pae_fast_masks_for(&regs,
+                                  * cpl): set wherever regs.wp or regs.nxe
+                                  * is (only here, in mmu.c) */
     MmuStats stats;
 };
 
