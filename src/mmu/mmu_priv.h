@@ -64,6 +64,8 @@ typedef struct {
     uint64_t pad2;               /* 64 bytes: a shift to index the table */
 } MmuMemo;
 
+G_STATIC_ASSERT(sizeof(MmuMemo) == 64);
+
 /* Per side, what its memos share (see MmuMemo). */
 typedef struct {
     uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
@@ -85,7 +87,10 @@ typedef struct {
                                   * (memo_clear) costs 128 stores */
 
 struct Mmu {
-    MmuMemo memo[2][1u << MEMO_BITS]; /* [access == ACCESS_EXEC][page bits] */
+    /* [access == ACCESS_EXEC][page bits]. Each memo (64 bytes) is one
+     * host cache line (the Mmu is allocated so aligned, mmu.c): a hit
+     * reads most of it, a miss writes most of it. */
+    _Alignas(64) MmuMemo memo[2][1u << MEMO_BITS];
     MmuMemoSide memo_side[2];    /* [access == ACCESS_EXEC]: set with the
                                   * shortcuts (mmu_set_shortcuts) */
     PhysMem *pm;
