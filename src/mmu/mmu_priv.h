@@ -294,7 +294,11 @@ TLB_HOT uint8_t *mmu_access_memo_mru(Mmu *m, const MmuMemo *mm, uint32_t lin, Ac
     unsigned c = cache_mru_hit(m->cache);
     m->stats.cycles += c;
     m->stats.data_cycles += c;
-    return mm->host + off;
+    uint8_t *p = mm->host + off;
+    if (!p)
+        __builtin_unreachable();     /* a memo's frame exists: no NULL to
+                                      * confuse with the miss's */
+    return p;
 }
 
 #endif
