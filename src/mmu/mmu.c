@@ -475,9 +475,12 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     /* missed: tlb_hier_hit_fast_m just found no entry for the page in
      * the side's small array, which t is when set: its t->missed is the
      * page's probe key (what tlb_fill_fresh requires). */
+    const PaeFastMasks *fm = m->fast_masks[cpl];
+    if (!fm)
+        __builtin_unreachable();  /* always set (set_fast_masks): the walk
+                                   * need not test it */
     if (!missed || !t ||
-        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks[cpl], lin, access, cpl,
-                              &w))
+        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);

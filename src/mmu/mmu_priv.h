@@ -263,7 +263,10 @@ TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access
     uint32_t off = lin & (PAGE_SIZE - 1);
     if (access != ACCESS_EXEC)       /* no instruction-cache model: see mmu.h */
         mmu_time_phys_fast(m, mm->pa | off, access == ACCESS_WRITE);
-    return mm->host + off;
+    uint8_t *p = mm->host + off;
+    if (!p)
+        __builtin_unreachable();     /* a memo's frame exists: not a fault */
+    return p;
 }
 
 /* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
