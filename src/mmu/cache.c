@@ -20,7 +20,9 @@
  * last level's memory's. So cache_access is one count and a jump, and a
  * level costs its compares, one fixed-size shift and a count or two:
  * totals that can be derived from the levels' counts are, when read
- * (cache_stats). */
+ * (cache_stats). Where the host has AVX2, an 8-way last level compares
+ * most of its ways at once and shifts them in two moves (below: the same
+ * compares and moves, fewer instructions). */
 #include "mmu/cache.h"
 #include "mmu/cache_priv.h"
 
@@ -384,9 +386,10 @@ static unsigned width_index(unsigned ways)
  * that is where almost every L2 hit of dd lands (a wide compare first
  * would cost each of them more). Compiled for AVX2 whatever the build's
  * flags (target attribute), chosen only when __builtin_cpu_supports says
- * the CPU and OS have it. The 4-byte integer compare of SSE2 takes 3 more
- * instructions per pair of ways than AVX2's 8-byte one, which is why an
- * SSE2 scan did not pay (session 6). */
+ * the CPU and OS have it. SSE2 compares two ways at a time in 4-byte
+ * lanes (an 8-byte equality takes a shuffle and an AND more), and
+ * session 6's SSE2 scan compared every way before the first, where dd's
+ * hits are: it did not pay. */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define CACHE_AVX2 1
 #include <immintrin.h>
