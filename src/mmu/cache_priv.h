@@ -89,12 +89,18 @@ struct CacheHier {
     Level lv[CACHE_MAX_LEVELS + 1];
     unsigned nlevels;
     unsigned mem_latency;
+    bool avx2;                   /* some level's lookup is an AVX2 one (cache.c) */
     CacheCounts n;
     /* cache_stats's answer, derived from n at each call; reached through a
      * pointer so that a const hierarchy can fill it in. */
     CacheStats *view;
     CacheStats view_store;
 };
+
+/* Whether cache_new may choose the lookups that use AVX2 (cache.c) when
+ * the host has it: true unless a test turns it off to check the portable
+ * ones too (they must give the same outcome). Read only by cache_new. */
+extern bool cache_avx2_allowed;
 
 /* cache_access (cache.h) for the commonest reference, a hit in the most
  * recently used way of its L1 set, without a call: counts and costs it

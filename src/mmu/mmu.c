@@ -3,6 +3,7 @@
 #include "mmu/mmu.h"
 
 #include <glib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mmu/mmu_priv.h"
@@ -20,6 +21,14 @@
 #define CR4_PCIDE (1u << 17)
 #define EFER_NXE (1ULL << 11)
 #define CR3_PCID_MASK 0xFFFu
+
+/* The walker's masks for each CPL (Mmu.fast_masks), after regs.wp or
+ * regs.nxe is set. */
+static void set_fast_masks(Mmu *m)
+{
+    for (int cpl = 0; cpl < 4; cpl++)
+        m->fast_masks[cpl] = pae_fast_masks_for(&m->regs, cpl);
+}
 
 /* Without a preset: a plain 64-entry 4-way I/D pair holding both page
  * sizes, no caches (every reference costs 1 cycle). For unit tests. */
@@ -42,10 +51,15 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
         tlb_hier_config_from_preset(&cfg, preset);
     else
         default_tlb_config(&cfg);
-    Mmu *m = g_new0(Mmu, 1);
+    /* Aligned as its memos are (mmu_priv.h): malloc's 16 bytes would
+     * put every memo across two host cache lines. */
+    Mmu *m;
+    if (posix_memalign((void **)&m, _Alignof(Mmu), sizeof *m) != 0)
+        g_error("mmu_new: out of memory");
+    memset(m, 0, sizeof *m);
     m->pm = pm;
     m->hints.pd.base = m->hints.pt.base = PAE_NO_HINT;
-    m->fast_masks = pae_fast_masks_for(&m->regs);
+    set_fast_masks(m);
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
@@ -80,7 +94,7 @@ void mmu_free(Mmu *m)
         tlb_hier_free(m->tlb);
     if (m->cache)
         cache_free(m->cache);
-    g_free(m);
+    free(m);
 }
 
 PhysMem *mmu_physmem(Mmu *m) { return m->pm; }
@@ -106,8 +120,17 @@ static void memo_clear(Mmu *m)
 void mmu_set_shortcuts(Mmu *m, bool on)
 {
     m->no_memo = !on;
-    for (unsigned side = 0; side < 2; side++)
+    for (unsigned side = 0; side < 2; side++) {
         m->sole[side] = on && m->tlb ? m->tlb->side[side].sole : NULL;
+        /* What every memo of the side shares (MmuMemoSide): memos are
+         * made only in the side's small array (memo_make). */
+        Tlb *t = m->tlb ? m->tlb->side[side].small : NULL;
+        MmuMemoSide *ms = &m->memo_side[side];
+        ms->clock = t && t->stamps ? t->clock : &m->stamp_sink[1];
+        for (unsigned p = 0; p < 2; p++)
+            ms->hits[p] = t ? &t->fast_hits[p] : &m->stamp_sink[0];
+        ms->lat = t ? t->geom.hit_latency : 0;
+    }
     memo_clear(m);
 }
 
@@ -194,7 +217,7 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
     m->cr0 = cr0;
     m->paging = (cr0 & CR0_PG) != 0;
     m->regs.wp = (cr0 & CR0_WP) != 0;
-    m->fast_masks = pae_fast_masks_for(&m->regs);
+    set_fast_masks(m);
     memo_clear(m);
     return true;
 }
@@ -215,7 +238,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
     m->regs.nxe = (efer & EFER_NXE) != 0;
-    m->fast_masks = pae_fast_masks_for(&m->regs);
+    set_fast_masks(m);
     memo_clear(m);
 }
 
@@ -247,12 +270,11 @@ static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
     mm->key[0] = ok & (1u << ACCESS_READ | 1u << ACCESS_EXEC) ? key : MEMO_NONE;
     mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
     mm->sgen = t->sgen[slot];
-    mm->lat = t->geom.hit_latency;
     mm->gen = &t->sgen[slot];
-    mm->hits = &t->fast_hits[TLB_PRIV(cpl)];
-    /* Without stamps, the sinks (see MmuMemo). */
+    mm->hits = m->memo_side[access == ACCESS_EXEC].hits[TLB_PRIV(cpl)];
+    /* Without stamps, the sink (see MmuMemo); the clock is then the
+     * side's sink too (MmuMemoSide). */
     mm->stamp = stamp ? stamp : &m->stamp_sink[0];
-    mm->clock = stamp ? t->clock : &m->stamp_sink[1];
     mm->pa = pa;
     mm->host = host;
 }
@@ -453,9 +475,12 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     /* missed: tlb_hier_hit_fast_m just found no entry for the page in
      * the side's small array, which t is when set: its t->missed is the
      * page's probe key (what tlb_fill_fresh requires). */
+    const PaeFastMasks *fm = m->fast_masks[cpl];
+    if (!fm)
+        __builtin_unreachable();  /* always set (set_fast_masks): the walk
+                                   * need not test it */
     if (!missed || !t ||
-        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, m->fast_masks, lin, access, cpl,
-                              &w))
+        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);

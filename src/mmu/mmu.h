@@ -61,13 +61,16 @@ typedef struct {
 /* Counters of the memory system (TLB counters live in the TLB hierarchy,
  * see mmu_tlb()). */
 typedef struct {
+    /* In an order in which no two counters that one step adds to sit side
+     * by side: GCC otherwise pairs a walk's adds to cycles and
+     * walk_cycles into one SSE add, five host instructions for two. */
     uint64_t cycles;             /* all memory-system cycles so far */
-    uint64_t walk_cycles;        /* of which: page walks (TLB refills) */
-    uint64_t walks;
-    uint64_t data_cycles;        /* of which: data and fetch references */
     uint64_t cr3_writes;
-    uint64_t cr3_cycles;         /* PDPTE loads at MOV CR3 */
+    uint64_t walk_cycles;        /* of cycles: page walks (TLB refills) */
     uint64_t invlpgs;
+    uint64_t walks;
+    uint64_t cr3_cycles;         /* of cycles: PDPTE loads at MOV CR3 */
+    uint64_t data_cycles;        /* of cycles: data and fetch references */
 } MmuStats;
 
 /* preset may be NULL: a 64-entry 4-way TLB pair and no caches (every

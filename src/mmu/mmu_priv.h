@@ -39,7 +39,13 @@
  * the hit path does on that hit: tlb_hier_count_hit's count and stamp
  * (through pointers kept in the memo) and the hit latency. Frames never move once
  * they exist (physmem.h), so `host` stays valid; no memo is made for a
- * frame never written (its host page does not exist yet). */
+ * frame never written (its host page does not exist yet).
+ *
+ * What is the same for every memo of a side (the array t is the side's
+ * small array, fixed when the hierarchy is made) is kept once per side in
+ * the Mmu (MmuMemoSide), not in each memo: a miss writes fewer fields,
+ * and a hit reads it from the Mmu, which it has at hand, instead of from
+ * the memo: as many loads. */
 typedef struct {
     uint32_t key[2];             /* [MEMO_KEY(access)]: linear page | CPL
                                   * (0-3), compared at once, if the memo
@@ -47,19 +53,28 @@ typedef struct {
                                   * the rights are in the compare); both
                                   * MEMO_NONE when empty */
     uint32_t sgen;               /* *gen when made */
-    unsigned lat;                /* t->geom.hit_latency */
+    uint32_t pad;
     const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
     uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
                                   * of access counts hits[2 * access] */
     uint64_t *stamp;             /* &t->stamps[slot], or &Mmu.stamp_sink[0]
                                   * when t has no stamps */
-    uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
-                                  * has no stamps: a hit then writes only
-                                  * the sink, which nothing reads, so the
-                                  * hit path need not test for stamps */
     uint64_t pa;                 /* physical address of the page */
     uint8_t *host;               /* its frame */
+    uint64_t pad2;               /* 64 bytes: a shift to index the table */
 } MmuMemo;
+
+G_STATIC_ASSERT(sizeof(MmuMemo) == 64);
+
+/* Per side, what its memos share (see MmuMemo). */
+typedef struct {
+    uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
+                                  * has no stamps: a hit then writes only
+                                  * the sinks, which nothing reads, so the
+                                  * hit path need not test for stamps */
+    uint64_t *hits[2];           /* [TLB_PRIV(cpl)]: a memo's hits */
+    unsigned lat;                /* t->geom.hit_latency */
+} MmuMemoSide;
 
 #define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
 /* A memo's key for an access: a data memo's READ and WRITE keys, an
@@ -72,7 +87,12 @@ typedef struct {
                                   * (memo_clear) costs 128 stores */
 
 struct Mmu {
-    MmuMemo memo[2][1u << MEMO_BITS]; /* [access == ACCESS_EXEC][page bits] */
+    /* [access == ACCESS_EXEC][page bits]. Each memo (64 bytes) is one
+     * host cache line (the Mmu is allocated so aligned, mmu.c): a hit
+     * reads most of it, a miss writes most of it. */
+    _Alignas(64) MmuMemo memo[2][1u << MEMO_BITS];
+    MmuMemoSide memo_side[2];    /* [access == ACCESS_EXEC]: set with the
+                                  * shortcuts (mmu_set_shortcuts) */
     PhysMem *pm;
     TlbHierarchy *tlb;
     CacheHier *cache;
@@ -90,11 +110,11 @@ struct Mmu {
     unsigned walk_base;          /* preset cost.page_walk_base */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
     uint64_t stamp_sink[2];      /* the stamp and clock of memos of arrays
-                                  * without stamps (MmuMemo): written, never
-                                  * read */
-    const PaeFastMasks *fast_masks; /* pae_fast_masks_for(&regs): set
-                                  * wherever regs.wp or regs.nxe is (only
-                                  * here, in mmu.c) */
+                                  * without stamps (MmuMemo, MmuMemoSide):
+                                  * written, never read */
+    const PaeFastMasks *fast_masks[4]; /* [cpl]: pae_fast_masks_for(&regs,
+                                  * cpl): set wherever regs.wp or regs.nxe
+                                  * is (only here, in mmu.c) */
     MmuStats stats;
 };
 
@@ -144,9 +164,10 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
  * the stamp set to the clock's n-th tick, n hit latencies. */
 TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n)
 {
+    const MmuMemoSide *ms = &m->memo_side[access == ACCESS_EXEC];
     mm->hits[2 * access] += n;
-    *mm->stamp = *mm->clock += n;        /* or the sinks: no stamps */
-    m->stats.cycles += (uint64_t)n * mm->lat;
+    *mm->stamp = *ms->clock += n;        /* or the sinks: no stamps */
+    m->stats.cycles += (uint64_t)n * ms->lat;
 }
 
 /* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
@@ -168,12 +189,15 @@ TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access 
                                  unsigned k, uint64_t n)
 {
     for (unsigned j = 0; j < k; j++) {
+        const MmuMemoSide *ms = &m->memo_side[access[j] == ACCESS_EXEC];
         mm[j]->hits[2 * access[j]] += n;
-        m->stats.cycles += n * mm[j]->lat;
-        *mm[j]->clock += n - 1;           /* or the sinks: no stamps */
+        m->stats.cycles += n * ms->lat;
+        *ms->clock += n - 1;              /* or the sinks: no stamps */
     }
-    for (unsigned j = 0; j < k; j++)      /* the last round, as it is made */
-        *mm[j]->stamp = ++*mm[j]->clock;
+    for (unsigned j = 0; j < k; j++) {    /* the last round, as it is made */
+        uint64_t *clock = m->memo_side[access[j] == ACCESS_EXEC].clock;
+        *mm[j]->stamp = ++*clock;
+    }
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
@@ -239,7 +263,10 @@ TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access
     uint32_t off = lin & (PAGE_SIZE - 1);
     if (access != ACCESS_EXEC)       /* no instruction-cache model: see mmu.h */
         mmu_time_phys_fast(m, mm->pa | off, access == ACCESS_WRITE);
-    return mm->host + off;
+    uint8_t *p = mm->host + off;
+    if (!p)
+        __builtin_unreachable();     /* a memo's frame exists: not a fault */
+    return p;
 }
 
 /* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
@@ -270,7 +297,11 @@ TLB_HOT uint8_t *mmu_access_memo_mru(Mmu *m, const MmuMemo *mm, uint32_t lin, Ac
     unsigned c = cache_mru_hit(m->cache);
     m->stats.cycles += c;
     m->stats.data_cycles += c;
-    return mm->host + off;
+    uint8_t *p = mm->host + off;
+    if (!p)
+        __builtin_unreachable();     /* a memo's frame exists: no NULL to
+                                      * confuse with the miss's */
+    return p;
 }
 
 #endif

@@ -69,14 +69,18 @@ typedef struct {
 } PaeFast;
 
 /* The host frames of the last page directory and page table a walk
- * read, by physical base (a host-speed shortcut, the MMU's): a walk
- * through the same table again skips physmem's lookup. Exact because a
- * frame, once it exists, never moves and is never freed while its PhysMem
- * lives (physmem.h), and a hint is only set from a lookup that found the
- * frame: a base whose frame did not exist is looked up every time. */
+ * read (a host-speed shortcut, the MMU's): a walk through the same table
+ * again skips physmem's lookup. The page directory's hint is keyed by the
+ * PDPTE itself, P bit and all, so that a hit also says the PDPTE is
+ * present; the page table's by its physical base. Exact because a frame,
+ * once it exists, never moves and is never freed while its PhysMem lives
+ * (physmem.h), and a hint is only set from a lookup that found the frame
+ * (through a present PDPTE): a base whose frame did not exist is looked
+ * up every time, and a hint's host is never NULL, which a hit then need
+ * not test. */
 typedef struct {
-    uint64_t base;               /* PAE_NO_HINT (no frame's base: not
-                                  * 4 KiB-aligned) until set */
+    uint64_t base;               /* pd: the PDPTE; pt: the table's base;
+                                  * PAE_NO_HINT until set */
     const uint8_t *host;
 } PaeFrameHint;
 
@@ -84,53 +88,66 @@ typedef struct {
     PaeFrameHint pd, pt;
 } PaeHints;
 
-#define PAE_NO_HINT 1u
+/* No PDPTE in PaeRegs (pae_load_cr3 refuses reserved bits) and no
+ * 4 KiB-aligned base. */
+#define PAE_NO_HINT (~0ULL)
 
-/* physmem_frame_peek_base(pm, base) through hint h (NULL: none). */
+/* physmem_frame_peek_base(pm, base) through hint h (NULL: none); key:
+ * the hint's key for base (see PaeFrameHint). */
 static inline __attribute__((always_inline)) const uint8_t *
-pae_frame_hinted(PaeFrameHint *h, const PhysMem *pm, uint64_t base)
+pae_frame_hinted(PaeFrameHint *h, const PhysMem *pm, uint64_t key, uint64_t base)
 {
-    if (h && base == h->base)
-        return h->host;
+    if (h && key == h->base) {
+        const uint8_t *f = h->host;
+        if (!f)
+            __builtin_unreachable();     /* never set to NULL (above) */
+        return f;
+    }
     const uint8_t *f = physmem_frame_peek_base(pm, base);
     if (h && f) {
-        h->base = base;
+        h->base = key;
         h->host = f;
     }
     return f;
 }
 
-/* pae_fast_masks for regs' CR0.WP and EFER.NXE, access READ, CPL < 3:
- * the base the fast path indexes by access and CPL. The MMU keeps it
- * beside its registers (Mmu.fast_masks), set wherever WP or NXE is. */
-static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs)
+/* pae_fast_masks for regs' CR0.WP and EFER.NXE, access READ, CPL cpl:
+ * the base the fast path indexes by access. The MMU keeps it beside its
+ * registers for each CPL (Mmu.fast_masks), set wherever WP or NXE is. */
+static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs, int cpl)
 {
-    return &pae_fast_masks[(unsigned)regs->wp << 1 | (unsigned)regs->nxe];
+    return &pae_fast_masks[(unsigned)(cpl == 3) << 2 | (unsigned)regs->wp << 1 |
+                           (unsigned)regs->nxe];
 }
 
 /* The fast path into a PaeFast: true under the conditions above, having
  * changed nothing either way (out is only written on success). hints:
- * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs), or
- * NULL to work it out. */
+ * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs, cpl),
+ * or NULL to work it out. */
 static inline __attribute__((always_inline)) bool
 pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
                      const PaeFastMasks *masks, uint32_t lin, Access access, int cpl,
                      PaeFast *out)
 {
     uint64_t pdpte = regs->pdpte[lin >> PAE_PDPTE_SHIFT];
-    if (!(pdpte & PAE_P))
-        return false;
     uint64_t pd = pdpte & PAE_ADDR_4K;
-    const uint8_t *pdf = pae_frame_hinted(hints ? &hints->pd : NULL, pm, pd);
-    if (!pdf)
-        return false;
+    const uint8_t *pdf;
+    if (hints && pdpte == hints->pd.base) {
+        pdf = pae_frame_hinted(&hints->pd, pm, pdpte, pd);   /* present */
+    } else {
+        if (!(pdpte & PAE_P))
+            return false;
+        pdf = pae_frame_hinted(hints ? &hints->pd : NULL, pm, pdpte, pd);
+        if (!pdf)
+            return false;
+    }
     unsigned pde_off = (lin >> (PAE_PDE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
     uint64_t pde;
     memcpy(&pde, pdf + pde_off, 8);
 
     if (!masks)
-        masks = pae_fast_masks_for(regs);
-    const PaeFastMasks *fm = masks + ((unsigned)access << 3 | (unsigned)(cpl == 3) << 2);
+        masks = pae_fast_masks_for(regs, cpl);
+    const PaeFastMasks *fm = masks + ((unsigned)access << 3);
     if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
         /* A 2 MiB page: the PDE is the leaf. */
         if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
@@ -142,9 +159,14 @@ pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
     if ((~pde & fm->need) | (pde & fm->bad))
         return false;
     uint64_t pt = pde & PAE_ADDR_4K;
-    const uint8_t *ptf = pae_frame_hinted(hints ? &hints->pt : NULL, pm, pt);
-    if (!ptf)
-        return false;
+    const uint8_t *ptf;
+    if (hints && pt == hints->pt.base) {
+        ptf = pae_frame_hinted(&hints->pt, pm, pt, pt);
+    } else {
+        ptf = pae_frame_hinted(hints ? &hints->pt : NULL, pm, pt, pt);
+        if (!ptf)
+            return false;
+    }
     unsigned pte_off = (lin >> (PAGE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
     uint64_t pte;
     memcpy(&pte, ptf + pte_off, 8);

@@ -389,7 +389,9 @@ END_TEST
 /* Every associativity the lookup has its own code for (4, 8, 16: cache.c)
  * and some it has not (1, 2, 3, 32), at every level, followed by every
  * kind of next step (memory; a last level of 4, 8 or 16 ways inline; a
- * call: cache.c's level_fns), reached through every
+ * call: cache.c's level_fns), with and without the AVX2 lookups of an
+ * 8-way last level (each of 4, 8 and 16 ways above it, and a call),
+ * reached through every
  * entry point: cache_access_fast (cache_priv.h, the inline path the MMU
  * uses), cache_access and cache_access_from. Each reference's cycles and
  * supplying level, every counter, and the lines present at the end must be
@@ -399,22 +401,39 @@ typedef struct {
     unsigned ways[3];
 } Widths;
 
+/* Whether cache_new can choose its AVX2 lookups on this host. */
+static bool host_avx2(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
 static const Widths widths[] = {
     { { 1, 2, 3 } }, { { 2, 4, 8 } }, { { 3, 8, 16 } }, { { 4, 8, 16 } },
     { { 8, 16, 4 } }, { { 16, 32, 8 } }, { { 4, 3, 32 } }, { { 32, 1, 16 } },
-    { { 8, 4, 16 } }, { { 16, 4, 4 } },
+    { { 8, 4, 16 } }, { { 16, 4, 4 } }, { { 8, 8, 8 } }, { { 16, 8, 4 } },
+    { { 4, 16, 8 } },
 };
 
-static void check_widths(const Widths *wd, unsigned nlevels)
+/* avx2: whether cache_new may choose its AVX2 lookups (cache_priv.h);
+ * where the host has AVX2 it must then have chosen one for every last
+ * level of 8 ways below L1 (and the portable ones otherwise). */
+static void check_widths(const Widths *wd, unsigned nlevels, bool avx2)
 {
     static const unsigned sets[3] = { 4, 8, 16 }, line[3] = { 32, 64, 64 };
     static const unsigned lat[3] = { 2, 9, 30 };
     CacheGeom g[3] = { { 0 } };
     for (unsigned i = 0; i < nlevels; i++)
         g[i] = (CacheGeom){ sets[i] * wd->ways[i] * line[i], wd->ways[i], line[i], lat[i] };
+    cache_avx2_allowed = avx2;
     CacheHier *c = cache_new(&g[0], &g[1], &g[2], MEM, NULL);
+    cache_avx2_allowed = true;
     ck_assert_ptr_nonnull(c);
     ck_assert_uint_eq(cache_levels(c), nlevels);
+    ck_assert_int_eq(c->avx2, avx2 && host_avx2() && nlevels >= 2 && wd->ways[nlevels - 1] == 8);
     Naive n[3];
     for (unsigned i = 0; i < nlevels; i++)
         naive_init(&n[i], &g[i]);
@@ -482,7 +501,8 @@ START_TEST(each_width_matches_naive_lru)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(widths); i++)
         for (unsigned nlevels = 1; nlevels <= 3; nlevels++)
-            check_widths(&widths[i], nlevels);
+            for (int avx2 = 0; avx2 <= 1; avx2++)
+                check_widths(&widths[i], nlevels, avx2);
 }
 END_TEST
 

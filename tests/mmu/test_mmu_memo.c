@@ -18,6 +18,7 @@
 #include <check.h>
 
 #include "mmu/mmu.h"
+#include "mmu/mmu_priv.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 #include "tlb/hierarchy.h"
@@ -223,6 +224,23 @@ START_TEST(first_write_to_clean_page_sets_dirty)
 }
 END_TEST
 
+/* Each memo is one host cache line (mmu_priv.h): the Mmu is allocated
+ * aligned to it. */
+START_TEST(memos_are_cache_lines)
+{
+    PhysMem *pm = new_memory();
+    Mmu *m = mmu_new(pm, NULL);
+    for (unsigned side = 0; side < 2; side++)
+        for (uint32_t page = 0; page < 2u << MEMO_BITS; page++) {
+            const MmuMemo *mm = mmu_memo_at(m, page << PAGE_SHIFT,
+                                            side ? ACCESS_EXEC : ACCESS_READ);
+            ck_assert_uint_eq((uintptr_t)mm % 64, 0);
+        }
+    mmu_free(m);
+    physmem_free(pm);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mmu_memo");
@@ -234,6 +252,7 @@ static Suite *suite(void)
     tcase_add_test(tc, wp_turned_on_refuses_supervisor_write);
     tcase_add_test(tc, user_cannot_use_a_supervisor_hit);
     tcase_add_test(tc, first_write_to_clean_page_sets_dirty);
+    tcase_add_test(tc, memos_are_cache_lines);
     suite_add_tcase(s, tc);
     return s;
 }

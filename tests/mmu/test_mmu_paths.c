@@ -263,6 +263,17 @@ static void run_policy(const char *policy, uint64_t seed)
     run_cfg(NULL, &c, seed);
 }
 
+/* The same with true LRU and a first-level hit that costs cycles (a
+ * what-if geometry): the memos' hit latency (Mmu.memo_side, mmu_priv.h)
+ * must be charged as the TLB's own hit path charges it. */
+static void run_hit_latency(uint64_t seed)
+{
+    TlbGeom g = { .entries = 64, .ways = 64, .hit_latency = 3,
+                  .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
+    TlbHierConfig c = { .itlb_4k = g, .dtlb_4k = g, .policy = "lru" };
+    run_cfg(NULL, &c, seed);
+}
+
 /* A write that finds its page's entry with D not known (filled by a
  * read while the PTE's D was 0) is a dirty miss, not a miss: the probe
  * found the entry. If the PTE's D is meanwhile 1, the walker's fast path
@@ -317,6 +328,8 @@ START_TEST(fifo_fused_path_matches_general) { run_policy("fifo", 6); }
 END_TEST
 START_TEST(random_fused_path_matches_general) { run_policy("random", 7); }
 END_TEST
+START_TEST(hit_latency_fused_path_matches_general) { run_hit_latency(8); }
+END_TEST
 START_TEST(p4_fused_path_matches_general) { run("p4-northwood", 1); }
 END_TEST
 START_TEST(p4_fused_path_matches_general_2) { run("p4-northwood", 2); }
@@ -345,6 +358,7 @@ int main(void)
     tcase_add_test(tc, default_dirty_miss_with_d_set);
     tcase_add_test(tc, fifo_fused_path_matches_general);
     tcase_add_test(tc, random_fused_path_matches_general);
+    tcase_add_test(tc, hit_latency_fused_path_matches_general);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

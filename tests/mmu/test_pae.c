@@ -946,13 +946,13 @@ START_TEST(test_frame_hints_match_unhinted)
              * found them absent: the next walks through them must see
              * them (a hint may not remember an absent frame). */
             PaeFast w;
-            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 2u << 21, ACCESS_READ, 0, &w));
-            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 1u << 30, ACCESS_READ, 0, &w));
+            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 2u << 21, ACCESS_READ, 0, &w));
+            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 1u << 30, ACCESS_READ, 0, &w));
             physmem_write64(pm, 0x3000, 0x12000 | E_P | E_RW | E_US | E_A);
             for (unsigned i = 0; i < 512; i++)
                 physmem_write64(pm, 0x12000 + 8 * i, (0x300000 + 0x1000ull * i) | E_P | E_A);
-            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 1u << 30, ACCESS_READ, 0, &w));
-            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), 2u << 21, ACCESS_READ, 0, &w));
+            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 1u << 30, ACCESS_READ, 0, &w));
+            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 2u << 21, ACCESS_READ, 0, &w));
         }
         if (x % 7 == 0) {                         /* an entry changes */
             unsigned i = (unsigned)((x >> 8) % (3 * 512));
@@ -970,7 +970,7 @@ START_TEST(test_frame_hints_match_unhinted)
         PaeFast a, b;
         memset(&a, 0xAB, sizeof a);
         memset(&b, 0xAB, sizeof b);
-        bool oa = pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs), lin, acc, cpl, &a);
+        bool oa = pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, cpl), lin, acc, cpl, &a);
         bool ob = pae_walk_fast_lean(&regs, pm, lin, acc, cpl, &b);
         ck_assert_int_eq(oa, ob);
         ck_assert(memcmp(&a, &b, sizeof a) == 0);
@@ -979,6 +979,8 @@ START_TEST(test_frame_hints_match_unhinted)
     ck_assert_uint_gt(agree, 3000);
     /* A hint is only ever a frame that exists. */
     ck_assert(hints.pt.host == physmem_frame_peek(pm, hints.pt.base));
+    ck_assert(hints.pd.base & PAE_P);            /* keyed by a present PDPTE */
+    ck_assert(hints.pd.host == physmem_frame_peek(pm, hints.pd.base & PAE_ADDR_4K));
     physmem_free(pm);
 }
 END_TEST
