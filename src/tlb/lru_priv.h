@@ -66,16 +66,28 @@ static inline __attribute__((always_inline)) unsigned lru_order_take(Lru *s, Ord
     return v;
 }
 
-/* The victim of a set of more than LRU_SCAN ways (s->ord is set). */
-static inline __attribute__((always_inline)) unsigned lru_victim_ordered(Lru *s, unsigned set)
+/* The victim of a set of more than LRU_SCAN ways (s->ord is set).
+ * checked: the tests that the fused fill of a one-set array
+ * (tlb_fill_fresh_lru1_slot, fill_priv.h) does without, false there:
+ *  - g_assert(W <= now): W > now only if a victim went unstamped, and
+ *    that fill stamps its victim itself;
+ *  - the watermark's move (the last record taking the stamp) tested for
+ *    an empty ring: if the ring is empty, the search that follows
+ *    rebuilds the order, which sets W to the clock whatever it was and
+ *    rewrites the records from the ring's start (a record outside
+ *    [head, tail) is never read, so the one written at tail - 1 does no
+ *    harm). */
+static inline __attribute__((always_inline)) unsigned lru_victim_checked(Lru *s, unsigned set,
+                                                                         bool checked)
 {
     SET_ORDER(s, set, o, rec, st);
     unsigned mask = s->ring_mask;
     uint64_t now = s->clock;
     /* W > now would mean the last victim was never stamped: a caller
      * other than tlb_fill, which the append relies on. */
-    g_assert(o->w <= now);
-    if (now == o->w + 1 && o->head != o->tail) {
+    if (checked)
+        g_assert(o->w <= now);
+    if (now == o->w + 1 && (!checked || o->head != o->tail)) {
         /* If the one tick since W went to the last recorded way, its
          * record takes the stamp (the largest, so the order holds); then
          * every way stamped up to now is recorded live (I2), and every
@@ -91,6 +103,11 @@ static inline __attribute__((always_inline)) unsigned lru_victim_ordered(Lru *s,
     if (G_UNLIKELY(o->head == o->tail || st[r->way] != r->stamp))
         return lru_order_search(s, set);
     return lru_order_take(s, o, rec);
+}
+
+static inline __attribute__((always_inline)) unsigned lru_victim_ordered(Lru *s, unsigned set)
+{
+    return lru_victim_checked(s, set, true);
 }
 
 #endif

@@ -57,7 +57,7 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
             ring *= 2;
         s->ring_mask = ring - 1;
         s->ord = g_new0(Order, sets);
-        s->rec = g_new(Rec, (size_t)sets * ring);
+        s->rec = g_new0(Rec, (size_t)sets * ring);  /* way 0: a stale record names a way */
         s->scratch = g_new(uint16_t, 3 * (size_t)ways);
         s->bounds = g_new(unsigned, ways + 1);
     }
