@@ -27,7 +27,9 @@ typedef struct Lru {
     unsigned ways;
     unsigned ring_mask;          /* ring size - 1: a power of two >= ways */
     uint64_t clock;
-    Order *ord;                  /* per set when ways > LRU_SCAN, else NULL */
+    Order *ord;                  /* per set when ways > LRU_SCAN, else NULL;
+                                  * &one when there is one set */
+    Order one;
     Rec *rec;                    /* per set a ring of ring_mask + 1 records */
     uint16_t *scratch;           /* stamp_rank's buffers for a rebuild */
     unsigned *bounds;
@@ -76,11 +78,14 @@ static inline __attribute__((always_inline)) unsigned lru_order_take(Lru *s, Ord
  *    rebuilds the order, which sets W to the clock whatever it was and
  *    rewrites the records from the ring's start (a record outside
  *    [head, tail) is never read, so the one written at tail - 1 does no
- *    harm). */
+ *    harm).
+ * It is only unchecked on a one-set array (set 0, its order Lru.one). */
 static inline __attribute__((always_inline)) unsigned lru_victim_checked(Lru *s, unsigned set,
                                                                          bool checked)
 {
     SET_ORDER(s, set, o, rec, st);
+    if (!checked)
+        o = &s->one;                 /* the one set's (no pointer to load) */
     unsigned mask = s->ring_mask;
     uint64_t now = s->clock;
     /* W > now would mean the last victim was never stamped: a caller

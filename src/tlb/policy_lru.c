@@ -56,7 +56,7 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
         while (ring < ways)
             ring *= 2;
         s->ring_mask = ring - 1;
-        s->ord = g_new0(Order, sets);
+        s->ord = sets == 1 ? &s->one : g_new0(Order, sets);
         s->rec = g_new0(Rec, (size_t)sets * ring);  /* way 0: a stale record names a way */
         s->scratch = g_new(uint16_t, 3 * (size_t)ways);
         s->bounds = g_new(unsigned, ways + 1);
@@ -67,7 +67,8 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
 static void lru_destroy(void *state)
 {
     Lru *s = state;
-    g_free(s->ord);
+    if (s->ord != &s->one)
+        g_free(s->ord);
     g_free(s->rec);
     g_free(s->scratch);
     g_free(s->bounds);
