@@ -154,15 +154,14 @@ TLB_HOT int tlb_fill_fresh_4k_free_slot(Tlb *t, uint32_t vpn, Access access, int
 
 /* The same where tlb_fill_fresh_evicts_lru1 holds: evict_lru on set 0,
  * which Tlb.lru implies t->node (the hash index) and t->stamps for; always
- * a slot. The victim without the checks this fill makes needless
- * (lru_victim_checked). */
+ * a slot. */
 TLB_HOT unsigned tlb_fill_fresh_lru1_slot(Tlb *t, uint32_t vpn, Access access, int cpl,
                                           uint64_t *also)
 {
     uint64_t key = t->missed;
     t->missed = 0;                   /* the page may now be here */
     fill_count(t, access, cpl, 1, also);
-    unsigned slot = lru_victim_checked(t->lru, 0, false);
+    unsigned slot = lru_victim_of(t->lru, 0, &t->lru->one);
     index_unlink(t, slot);
     t->sgen[slot]++;
     /* A 4 KiB entry over a victim of the second size: one fewer of it. */

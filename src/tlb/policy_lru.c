@@ -20,16 +20,17 @@
  * which only stamp (inline, never seen here), keep I1 and I2: the way hit
  * gets a stamp > W and its record dies.
  *
- * Keeping W current, which lets the victim be appended, O(1), instead of
+ * Keeping W current, which lets the victim be recorded, O(1), instead of
  * the order being rebuilt once the records run out:
  *  - tlb_fill stamps the way victim() returns with the very next tick
- *    (tlb.c; nothing else runs in between). So when W was the clock, the
- *    victim v is appended as (v, clock + 1) and W = clock + 1: v's stamp
- *    will be exactly that, and no other way is stamped in between.
- *  - At the next request, if exactly one tick has passed since W and it
- *    went to the last recorded way (its stamp is the clock: a hit right
- *    after the fill, as a load-then-store makes), that record takes the
- *    new stamp (still the largest) and W moves to the clock.
+ *    (tlb.c; nothing else runs in between). So when W was the clock at
+ *    the take, the victim v is, right after its fill, the one way
+ *    stamped after W: its record is due (Order.due points at its stamp).
+ *  - At the next request, if v's stamp is the clock and at most two
+ *    ticks have passed since W (v's fill, and possibly a hit right after
+ *    it, as a load-then-store makes, which then went to v too), v is
+ *    appended with its stamp (the largest, so the order holds) and W
+ *    moves to the clock.
  *  Otherwise W stays behind and the records are used up before a rebuild
  *  (a rebuild per at most `ways` victims, as with any partial order).
  * A streaming pattern thus never rebuilds; the victims are exactly those of
@@ -57,6 +58,8 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
             ring *= 2;
         s->ring_mask = ring - 1;
         s->ord = sets == 1 ? &s->one : g_new0(Order, sets);
+        for (unsigned i = 0; i < sets; i++)
+            s->ord[i].due = &s->none;
         s->rec = g_new0(Rec, (size_t)sets * ring);  /* way 0: a stale record names a way */
         s->scratch = g_new(uint16_t, 3 * (size_t)ways);
         s->bounds = g_new(unsigned, ways + 1);
@@ -101,6 +104,7 @@ static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uin
     o->head = 0;
     o->tail = n;
     o->w = s->clock;
+    o->due = &s->none;               /* every way is recorded */
 }
 
 /* lru_victim_ordered when the head record is dead or there is none
@@ -116,7 +120,7 @@ unsigned lru_order_search(Lru *s, unsigned set)
         }
         const Rec *r = &rec[o->head & s->ring_mask];
         if (st[r->way] == r->stamp)
-            return lru_order_take(s, o, rec);
+            return lru_order_take(s, o, rec, st);
         o->head++;                   /* a dead record */
     }
 }

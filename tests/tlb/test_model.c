@@ -381,16 +381,18 @@ END_TEST
  * be followed by memo hits, which only write the stamp, n ticks at once
  * (`*stamp = *clock += n`, mmu_priv.h). Now and then a page is
  * invalidated or the array flushed (free ways, refilled by the free-way
- * fill), or a run of hits on old pages leaves the order no live record
- * (a rebuild). Every victim must be the slot with the oldest use. */
+ * fill), a run of hits on old pages leaves the order no live record (a
+ * rebuild), or another page is used between the last fill and a use of
+ * its page (which must not make that page's record due). Every victim must be the slot with the oldest use. */
 static void run_fused_lru1(unsigned ways, uint64_t seed)
 {
     Tlb *t = new_tlb(ways, ways, PG_4K, "lru", 1);
     ck_assert_uint_eq(t->lru1_full, ways);
     uint32_t *page = g_new0(uint32_t, ways);     /* VPN + 1, 0: free */
     uint64_t *used = g_new0(uint64_t, ways), clock = 0, rng = seed;
-    uint64_t also = 0, fused = 0, rebuilt = 0;
+    uint64_t also = 0, fused = 0, rebuilt = 0, late = 0;
     unsigned pool = ways * 3, next = 0;
+    int last = -1;                               /* the slot filled last */
     for (int step = 0; step < 40000; step++) {
         uint64_t x = tlb_splitmix64(&rng);
         unsigned op = x % 1000;
@@ -417,6 +419,22 @@ static void run_fused_lru1(unsigned ways, uint64_t seed)
                 if (page[w])
                     used[w] = ++clock;
             rebuilt++;
+            continue;
+        }
+        if (op >= 910 && op < 940 && last >= 0 && page[last]) {
+            /* Another page, then the one filled last (its stamp is the
+             * clock again, but a tick since its fill went elsewhere). */
+            unsigned q = (unsigned)(x >> 20) % ways;
+            if (q != (unsigned)last && page[q]) {
+                const uint32_t hit[2] = { page[q] - 1, page[last] - 1 };
+                const unsigned who[2] = { q, (unsigned)last };
+                for (int k = 0; k < 2; k++) {
+                    ck_assert_ptr_nonnull(tlb_hit_fast_4k(t, hit[k] << 12, 0, ACCESS_READ, 3,
+                                                          NULL));
+                    used[who[k]] = ++clock;
+                }
+                late++;
+            }
             continue;
         }
         bool missed = false;
@@ -450,6 +468,7 @@ static void run_fused_lru1(unsigned ways, uint64_t seed)
             page[slot] = vpn + 1;
             used[slot] = ++clock;
             want = slot;
+            last = slot;
         }
         /* Memo hits: none (a miss then another page), one (a load then a
          * store) or a batch of n ticks. */
@@ -462,6 +481,7 @@ static void run_fused_lru1(unsigned ways, uint64_t seed)
     }
     ck_assert_uint_gt(fused, 10000);
     ck_assert_uint_gt(rebuilt, 100);
+    ck_assert_uint_gt(late, 100);
     ck_assert_uint_eq(also, tlb_stats(t)->evictions);
     g_free(page);
     g_free(used);
