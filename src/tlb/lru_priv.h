@@ -21,9 +21,10 @@ typedef struct {
     unsigned head, tail;         /* records [head, tail) of the set's ring,
                                   * counting on (index & ring_mask) */
     uint64_t w;                  /* the watermark W */
-    const uint64_t *due;         /* the stamp of the last victim if W was
-                                  * the clock when it was taken (its record
-                                  * is due), else &Lru.none */
+    const uint64_t *due;         /* the stamp of the last victim, whose
+                                  * record is due if W was the clock when
+                                  * it was taken (lru_order_take); at first
+                                  * &Lru.none */
 } Order;
 
 typedef struct Lru {
@@ -33,8 +34,9 @@ typedef struct Lru {
     Order *ord;                  /* per set when ways > LRU_SCAN, else NULL;
                                   * &one when there is one set */
     Order one;
-    uint64_t none;               /* 0: no stamp a victim search sees, the
-                                  * clock being past 0 once a set is full */
+    uint64_t none;               /* Order.due's first target: 0, and W too
+                                  * (a set is full, so the clock is past 2,
+                                  * before its first victim) */
     Rec *rec;                    /* per set a ring of ring_mask + 1 records */
     uint16_t *scratch;           /* stamp_rank's buffers for a rebuild */
     unsigned *bounds;
@@ -61,9 +63,16 @@ static inline __attribute__((always_inline)) unsigned lru_order_take(Lru *s, Ord
     unsigned v = (unsigned)rec[o->head & s->ring_mask].way;
     /* v's record dies now: tlb_fill stamps v with the next tick. If W is
      * the clock, v is then the one way stamped after W: its record is
-     * due (lru_victim_of). */
+     * due (lru_victim_of). If W is not the clock, it is at least two
+     * ticks behind, and the test there cannot pass for v, so due need
+     * not be told apart: W only moves to the clock at a victim search
+     * (the append or a rebuild), whose take then sees W = the clock; if
+     * the next search comes one tick later (v's fill: no other tick),
+     * v's stamp is that tick and v is appended, W moving again. So a
+     * take with W behind is at least two ticks past it, and v's fill
+     * three: more than the test's two. */
     o->head++;
-    o->due = o->w == s->clock ? &st[v] : &s->none;
+    o->due = &st[v];
     return v;
 }
 

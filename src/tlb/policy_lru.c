@@ -103,8 +103,7 @@ static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uin
         rec[rank[w]] = (Rec){ st[w], w };
     o->head = 0;
     o->tail = n;
-    o->w = s->clock;
-    o->due = &s->none;               /* every way is recorded */
+    o->w = s->clock;                 /* the take that follows sets due */
 }
 
 /* lru_victim_ordered when the head record is dead or there is none
