@@ -14,7 +14,7 @@
 
 typedef struct {
     uint64_t stamp;
-    uint64_t way;
+    const uint64_t *at;          /* the way's stamp: live if *at == stamp */
 } Rec;
 
 typedef struct {
@@ -60,7 +60,8 @@ unsigned lru_order_search(Lru *s, unsigned set);
 static inline __attribute__((always_inline)) unsigned lru_order_take(Lru *s, Order *o, Rec *rec,
                                                                     const uint64_t *st)
 {
-    unsigned v = (unsigned)rec[o->head & s->ring_mask].way;
+    const uint64_t *at = rec[o->head & s->ring_mask].at;
+    unsigned v = (unsigned)(at - st);
     /* v's record dies now: tlb_fill stamps v with the next tick. If W is
      * the clock, v is then the one way stamped after W: its record is
      * due (lru_victim_of). If W is not the clock, it is at least two
@@ -72,7 +73,7 @@ static inline __attribute__((always_inline)) unsigned lru_order_take(Lru *s, Ord
      * take with W behind is at least two ticks past it, and v's fill
      * three: more than the test's two. */
     o->head++;
-    o->due = &st[v];
+    o->due = at;
     return v;
 }
 
@@ -96,12 +97,12 @@ static inline __attribute__((always_inline)) unsigned lru_victim_of(Lru *s, unsi
          * has at most one record: records are only ever added for a way
          * whose record was consumed, or by a rebuild). Else v is not
          * recorded; its stamp is > W, which I1 and I2 allow. */
-        rec[o->tail++ & s->ring_mask] = (Rec){ now, (uint64_t)(o->due - st) };
+        rec[o->tail++ & s->ring_mask] = (Rec){ now, o->due };
         o->w = now;
     }
     /* The first live record is the victim (policy_lru.c's top comment). */
     const Rec *r = &rec[o->head & s->ring_mask];
-    if (G_UNLIKELY(o->head == o->tail || st[r->way] != r->stamp))
+    if (G_UNLIKELY(o->head == o->tail || *r->at != r->stamp))
         return lru_order_search(s, set);
     return lru_order_take(s, o, rec, st);
 }

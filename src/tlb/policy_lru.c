@@ -5,7 +5,9 @@
  * The victim search: a set of at most LRU_SCAN ways is scanned. A larger
  * one (the P4's 64-way DTLB, where a scan on every miss was most of the
  * simulator's time) keeps an order: a ring of records (way, stamp) in
- * ascending stamp order, and a watermark W on the clock, such that
+ * ascending stamp order (the way held as the address of its stamp, which
+ * is what a record's test reads), and a watermark W on the clock, such
+ * that
  *
  *   (I1) every record's stamp is <= W, and
  *   (I2) every way whose stamp now is <= W has a record with that stamp
@@ -60,7 +62,7 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
         s->ord = sets == 1 ? &s->one : g_new0(Order, sets);
         for (unsigned i = 0; i < sets; i++)
             s->ord[i].due = &s->none;
-        s->rec = g_new0(Rec, (size_t)sets * ring);  /* way 0: a stale record names a way */
+        s->rec = g_new0(Rec, (size_t)sets * ring);
         s->scratch = g_new(uint16_t, 3 * (size_t)ways);
         s->bounds = g_new(unsigned, ways + 1);
     }
@@ -100,7 +102,7 @@ static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uin
     uint16_t *rank = s->scratch;
     stamp_rank(st, n, rank, rank + n, rank + 2 * n, s->bounds);
     for (unsigned w = 0; w < n; w++)
-        rec[rank[w]] = (Rec){ st[w], w };
+        rec[rank[w]] = (Rec){ st[w], &st[w] };
     o->head = 0;
     o->tail = n;
     o->w = s->clock;                 /* the take that follows sets due */
@@ -118,7 +120,7 @@ unsigned lru_order_search(Lru *s, unsigned set)
             continue;
         }
         const Rec *r = &rec[o->head & s->ring_mask];
-        if (st[r->way] == r->stamp)
+        if (*r->at == r->stamp)
             return lru_order_take(s, o, rec, st);
         o->head++;                   /* a dead record */
     }
