@@ -9,23 +9,22 @@
 #include "tlb/lru_priv.h"
 #include "tlb/tlb_priv.h"
 
-/* Link slot into bucket h (hash_page of its entry's size and VPN). */
+/* Link slot into bucket h (hash_page of its entry's size and VPN), first
+ * on its chain. */
 TLB_HOT void index_link(Tlb *t, unsigned slot, unsigned h)
 {
-    t->next[slot] = t->bucket[h];
-    t->bucket[h] = (int16_t)slot;
-    t->home[slot] = h;
+    int first = t->bucket[h].next;
+    t->node[slot] = (IndexNode){ first, t->head0 + (int)h };
+    t->node[first].prev = (int)slot; /* the dummy's, if the chain was empty */
+    t->bucket[h].next = (int)slot;
 }
 
 /* Take slot off its bucket's chain. */
 TLB_HOT void index_unlink(Tlb *t, unsigned slot)
 {
-    int16_t *p = &t->bucket[t->home[slot]];
-    while (*p != (int16_t)slot) {
-        g_assert(*p != NO_SLOT);
-        p = &t->next[*p];
-    }
-    *p = t->next[slot];
+    IndexNode x = t->node[slot];
+    t->node[x.prev].next = x.next;
+    t->node[x.next].prev = x.prev;   /* the dummy's, if slot was last */
 }
 
 /* The lowest invalid slot of the set starting at base, or NO_SLOT: a word
@@ -83,7 +82,7 @@ TLB_HOT const TlbEntry *fill_place(Tlb *t, const TlbEntry *e, uint64_t key, unsi
     }
     t->ent[slot] = *e;
     t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
-    if (t->bucket)
+    if (t->node)
         index_link(t, slot, hash_page(t, (uint32_t)e->page_size << 30, e->vpn));
     if (G_LIKELY(t->stamps)) {
         t->stamps[slot] = ++*t->clock;
@@ -144,7 +143,7 @@ TLB_HOT int tlb_fill_fresh_4k_free_slot(Tlb *t, uint32_t vpn, Access access, int
     t->vbits[slot / 64] |= 1ULL << (slot % 64);
     t->set_valid[set]++;
     t->tag[slot] = (Tag){ key, MASK_FULL };
-    if (t->bucket)
+    if (t->node)
         index_link(t, slot, hash_page(t, 0, vpn));
     if (G_LIKELY(t->stamps))
         t->stamps[slot] = ++*t->clock;
@@ -154,14 +153,15 @@ TLB_HOT int tlb_fill_fresh_4k_free_slot(Tlb *t, uint32_t vpn, Access access, int
 }
 
 /* The same where tlb_fill_fresh_evicts_lru1 holds: evict_lru on set 0,
- * which Tlb.lru implies t->bucket and t->stamps for; always a slot. */
+ * which Tlb.lru implies t->node (the hash index) and t->stamps for; always
+ * a slot. */
 TLB_HOT unsigned tlb_fill_fresh_lru1_slot(Tlb *t, uint32_t vpn, Access access, int cpl,
                                           uint64_t *also)
 {
     uint64_t key = t->missed;
     t->missed = 0;                   /* the page may now be here */
     fill_count(t, access, cpl, 1, also);
-    unsigned slot = lru_victim_ordered(t->lru, 0);
+    unsigned slot = lru_victim_of(t->lru, 0, &t->lru->one);
     index_unlink(t, slot);
     t->sgen[slot]++;
     /* A 4 KiB entry over a victim of the second size: one fewer of it. */

@@ -5,7 +5,9 @@
  * The victim search: a set of at most LRU_SCAN ways is scanned. A larger
  * one (the P4's 64-way DTLB, where a scan on every miss was most of the
  * simulator's time) keeps an order: a ring of records (way, stamp) in
- * ascending stamp order, and a watermark W on the clock, such that
+ * ascending stamp order (the way held as the address of its stamp, which
+ * is what a record's test reads), and a watermark W on the clock, such
+ * that
  *
  *   (I1) every record's stamp is <= W, and
  *   (I2) every way whose stamp now is <= W has a record with that stamp
@@ -20,16 +22,17 @@
  * which only stamp (inline, never seen here), keep I1 and I2: the way hit
  * gets a stamp > W and its record dies.
  *
- * Keeping W current, which lets the victim be appended, O(1), instead of
+ * Keeping W current, which lets the victim be recorded, O(1), instead of
  * the order being rebuilt once the records run out:
  *  - tlb_fill stamps the way victim() returns with the very next tick
- *    (tlb.c; nothing else runs in between). So when W was the clock, the
- *    victim v is appended as (v, clock + 1) and W = clock + 1: v's stamp
- *    will be exactly that, and no other way is stamped in between.
- *  - At the next request, if exactly one tick has passed since W and it
- *    went to the last recorded way (its stamp is the clock: a hit right
- *    after the fill, as a load-then-store makes), that record takes the
- *    new stamp (still the largest) and W moves to the clock.
+ *    (tlb.c; nothing else runs in between). So when W was the clock at
+ *    the take, the victim v is, right after its fill, the one way
+ *    stamped after W: its record is due (Order.due points at its stamp).
+ *  - At the next request, if v's stamp is the clock and at most two
+ *    ticks have passed since W (v's fill, and possibly a hit right after
+ *    it, as a load-then-store makes, which then went to v too), v is
+ *    appended with its stamp (the largest, so the order holds) and W
+ *    moves to the clock.
  *  Otherwise W stays behind and the records are used up before a rebuild
  *  (a rebuild per at most `ways` victims, as with any partial order).
  * A streaming pattern thus never rebuilds; the victims are exactly those of
@@ -56,8 +59,10 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
         while (ring < ways)
             ring *= 2;
         s->ring_mask = ring - 1;
-        s->ord = g_new0(Order, sets);
-        s->rec = g_new(Rec, (size_t)sets * ring);
+        s->ord = sets == 1 ? &s->one : g_new0(Order, sets);
+        for (unsigned i = 0; i < sets; i++)
+            s->ord[i].due = &s->none;
+        s->rec = g_new0(Rec, (size_t)sets * ring);
         s->scratch = g_new(uint16_t, 3 * (size_t)ways);
         s->bounds = g_new(unsigned, ways + 1);
     }
@@ -67,7 +72,8 @@ static void *lru_create(unsigned sets, unsigned ways, uint64_t seed)
 static void lru_destroy(void *state)
 {
     Lru *s = state;
-    g_free(s->ord);
+    if (s->ord != &s->one)
+        g_free(s->ord);
     g_free(s->rec);
     g_free(s->scratch);
     g_free(s->bounds);
@@ -96,10 +102,10 @@ static G_GNUC_NO_INLINE void order_rebuild(Lru *s, Order *o, Rec *rec, const uin
     uint16_t *rank = s->scratch;
     stamp_rank(st, n, rank, rank + n, rank + 2 * n, s->bounds);
     for (unsigned w = 0; w < n; w++)
-        rec[rank[w]] = (Rec){ st[w], w };
+        rec[rank[w]] = (Rec){ st[w], &st[w] };
     o->head = 0;
     o->tail = n;
-    o->w = s->clock;
+    o->w = s->clock;                 /* the take that follows sets due */
 }
 
 /* lru_victim_ordered when the head record is dead or there is none
@@ -114,8 +120,8 @@ unsigned lru_order_search(Lru *s, unsigned set)
             continue;
         }
         const Rec *r = &rec[o->head & s->ring_mask];
-        if (st[r->way] == r->stamp)
-            return lru_order_take(s, o, rec);
+        if (*r->at == r->stamp)
+            return lru_order_take(s, o, rec, st);
         o->head++;                   /* a dead record */
     }
 }

@@ -81,11 +81,13 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
         while ((1u << bits) < 4 * geom->entries)
             bits++;
         t->hash_shift = 32 - bits;
-        t->bucket = g_new(int16_t, 1u << bits);
-        t->next = g_new(int16_t, geom->entries);
-        t->home = g_new(uint32_t, geom->entries);
-        for (unsigned i = 0; i < (1u << bits); i++)
-            t->bucket[i] = NO_SLOT;
+        /* The dummy, the slots, the heads (Tlb.node). */
+        size_t nodes = 1 + geom->entries + (1u << bits);
+        t->nodes = g_new(IndexNode, nodes);
+        t->node = t->nodes + 1;
+        t->head0 = (int)geom->entries;
+        t->bucket = t->node + t->head0;
+        memset(t->nodes, 0xff, nodes * sizeof(IndexNode));      /* all NO_SLOT */
     }
     t->vbits = g_new0(uint64_t, (geom->entries + 63) / 64);
     t->sgen = g_new0(uint32_t, geom->entries);
@@ -95,7 +97,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     if (policy->stamps)
         t->stamps = policy->stamps(t->pstate, &t->clock);
     t->hit_inline = t->stamps || !t->touch;
-    if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->bucket)
+    if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->node)
         t->lru = t->pstate;
     t->lru1_full = t->lru && sets == 1 ? geom->ways : UINT_MAX;
     return t;
@@ -108,9 +110,7 @@ void tlb_free(Tlb *t)
     t->policy->destroy(t->pstate);
     g_free(t->tag);
     g_free(t->ent);
-    g_free(t->bucket);
-    g_free(t->next);
-    g_free(t->home);
+    g_free(t->nodes);
     g_free(t->vbits);
     g_free(t->sgen);
     g_free(t->set_valid);
@@ -135,9 +135,10 @@ static inline unsigned entry_bucket(const Tlb *t, const TlbEntry *e)
 
 static void index_rebuild(Tlb *t)
 {
-    if (!t->bucket)
+    if (!t->node)
         return;
-    memset(t->bucket, 0xff, sizeof(int16_t) << (32 - t->hash_shift));
+    /* Every head: NO_SLOT. */
+    memset(t->bucket, 0xff, sizeof(IndexNode) << (32 - t->hash_shift));
     FOR_EACH_VALID(t, i)
         index_link(t, i, entry_bucket(t, &t->ent[i]));
 }
@@ -217,7 +218,7 @@ static void invalidate_slot(Tlb *t, unsigned slot)
 {
     g_assert(t->tag[slot].key & KEY_VALID);
     t->sgen[slot]++;
-    if (t->bucket)
+    if (t->node)
         index_unlink(t, slot);
     mark_invalid(t, slot);
     t->tag[slot] = (Tag){ 0, MASK_FULL };
@@ -240,15 +241,15 @@ static int take_duplicates_hashed(Tlb *t, const TlbEntry *e, uint64_t key,
                                   unsigned h, unsigned *extra)
 {
     int first = NO_SLOT;
-    for (int s = t->bucket[h]; s != NO_SLOT; s = t->next[s])
+    for (int s = index_first(t, h); s != NO_SLOT; s = t->node[s].next)
         if (duplicates(t, (unsigned)s, key, e->global) && (first == NO_SLOT || s < first))
             first = s;
     if (first == NO_SLOT)
         return NO_SLOT;
     for (;;) {
-        int s = t->bucket[h];
+        int s = index_first(t, h);
         while (s != NO_SLOT && (s == first || !duplicates(t, (unsigned)s, key, e->global)))
-            s = t->next[s];
+            s = t->node[s].next;
         if (s == NO_SLOT)
             return first;
         invalidate_slot(t, (unsigned)s);
@@ -264,7 +265,7 @@ static int take_duplicates_hashed(Tlb *t, const TlbEntry *e, uint64_t key,
 static G_GNUC_NO_INLINE int take_duplicates(Tlb *t, unsigned base, const TlbEntry *e,
                            uint64_t key, unsigned h, unsigned *extra)
 {
-    if (t->bucket)
+    if (t->node)
         return take_duplicates_hashed(t, e, key, h, extra);
     bool global = e->global;
     int first = NO_SLOT;
@@ -290,7 +291,7 @@ static inline __attribute__((always_inline)) unsigned fill_victim(Tlb *t, unsign
 {
     unsigned v = t->policy->victim(t->pstate, set);
     g_assert(v < t->ways);           /* else a policy's bug */
-    if (t->bucket)
+    if (t->node)
         index_unlink(t, base + v);
     return base + v;
 }
@@ -384,7 +385,7 @@ fill_searched(Tlb *t, const TlbEntry *e, Access access, int cpl, TlbFillInfo *in
     uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
     if (!e->global && !info && key == missed_second_size(t))
         return fill_new(t, e, access, cpl, also);   /* see tlb_fill_counted */
-    unsigned h = t->bucket ? hash_page(t, (uint32_t)e->page_size << 30, e->vpn) : 0;
+    unsigned h = t->node ? hash_page(t, (uint32_t)e->page_size << 30, e->vpn) : 0;
     unsigned set = e->vpn & t->set_mask, base = set * t->ways, extra = 0;
     int dup = take_duplicates(t, base, e, key, h, &extra);
     t->missed = 0;                   /* the page may now be here */
@@ -486,7 +487,7 @@ unsigned tlb_invlpg(Tlb *t, uint32_t lin, uint16_t pcid)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < t->nsizes; i++) {
-        if (t->bucket) {
+        if (t->node) {
             int s = probe_size(t, i, lin, pcid);
             if (s != NO_SLOT) {
                 invalidate_slot(t, (unsigned)s);
@@ -515,17 +516,17 @@ unsigned tlb_invlpg(Tlb *t, uint32_t lin, uint16_t pcid)
  * index afterwards holds exactly the valid slots, each on the chain of
  * its own bucket (the order on a chain is irrelevant: at most one slot
  * answers a probe, and take_duplicates_hashed picks the lowest slot
- * itself). An unlink costs ~10 host instructions (chains are short: four
- * buckets per entry); a rebuild clears every bucket (~entries / 4 host
- * instructions) and relinks every survivor (~8 each), ~80 for the P4's
- * DTLB with few survivors. So 4G/4G's CR3 writes, which drop a handful of
+ * itself). An unlink costs ~6 host instructions (the chains are doubly
+ * linked); a rebuild clears every bucket (~entries host instructions:
+ * four 8-byte heads per entry) and relinks every survivor (~10 each),
+ * ~100 for the P4's DTLB with few survivors. So 4G/4G's CR3 writes, which drop a handful of
  * entries per array, unlink; a flush dropping most of a large array
  * rebuilds. The limit, 8 + half the entries valid before, is an estimate
  * of that crossover, not tuned. */
 unsigned tlb_flush_nonglobal(Tlb *t, uint16_t pcid, TlbFlushCause cause)
 {
     g_assert(cause == TLB_FLUSH_CR3 || cause == TLB_FLUSH_PCID);
-    unsigned n = 0, limit = t->bucket ? 8 + t->nvalid / 2 : 0;
+    unsigned n = 0, limit = t->node ? 8 + t->nvalid / 2 : 0;
     FOR_EACH_VALID(t, s) {
         if (!t->ent[s].global && t->ent[s].pcid == pcid) {
             t->sgen[s]++;

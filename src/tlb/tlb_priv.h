@@ -42,6 +42,10 @@ typedef struct {
     uint64_t key, mask;
 } Tag;
 
+typedef struct {
+    int32_t next, prev;          /* the nodes after and before on the chain */
+} IndexNode;
+
 struct Tlb {
     /* Hot: read by every lookup. */
     Tag *tag;
@@ -53,10 +57,16 @@ struct Tlb {
     uint8_t shifts[TLB_NPAGESIZES];  /* tlb_page_shift(sizes[i]) */
     uint64_t key_base[TLB_NPAGESIZES]; /* make_key(sizes[i], 0, 0) */
     uint32_t hash_salt[TLB_NPAGESIZES]; /* sizes[i] << 30, see hash_page */
-    /* Hash index (host-speed shortcut; NULL when sets are scanned). */
-    int16_t *bucket;
-    int16_t *next;
-    uint32_t *home;              /* per slot: the bucket it is linked in */
+    /* Hash index (host-speed shortcut; node is NULL when sets are
+     * scanned): per bucket a chain of slots, doubly linked so that a slot
+     * leaves it in two stores, without a walk. node[s] links slot s;
+     * bucket[h] = node[head0 + h] is bucket h's head, whose next is the
+     * chain's first slot; node[-1] is a dummy. A chain ends in NO_SLOT
+     * (-1), so the unlink of a chain's last slot writes the dummy's prev
+     * and an empty bucket's head holds -1 (a rebuild is one memset). */
+    IndexNode *node;
+    IndexNode *bucket;
+    int head0;                   /* entries: bucket's first node */
     unsigned hash_shift;
     unsigned nlarge;             /* valid entries of the second page size
                                   * (sizes[1]): none, and its probe cannot
@@ -106,6 +116,7 @@ struct Tlb {
     uint16_t *set_valid;         /* valid ways per set */
 
     /* Cold. */
+    IndexNode *nodes;            /* the hash index's allocation */
     const TlbPolicy *policy;
     char *name;
     TlbGeom geom;
@@ -132,6 +143,12 @@ TLB_HOT unsigned hash_page(const Tlb *t, uint32_t salt, uint32_t vpn)
     return (uint32_t)((vpn ^ salt) * 0x9E3779B1u) >> t->hash_shift;
 }
 
+/* The first slot on bucket h's chain, or NO_SLOT. */
+TLB_HOT int index_first(const Tlb *t, unsigned h)
+{
+    return t->bucket[h].next;
+}
+
 /* Bit w set if way w of the set at tag matches probe. With a constant
  * ways the loop unrolls completely. */
 TLB_HOT unsigned scan_ways(const Tag *tag, uint64_t probe, unsigned ways)
@@ -154,10 +171,10 @@ TLB_HOT unsigned scan_ways(const Tag *tag, uint64_t probe, unsigned ways)
  * predicted perfectly since an array's ways never change. */
 TLB_HOT int find_slot(const Tlb *t, uint32_t salt, uint32_t vpn, uint64_t probe)
 {
-    if (t->bucket) {
-        int s = t->bucket[hash_page(t, salt, vpn)];
+    if (t->node) {
+        int s = index_first(t, hash_page(t, salt, vpn));
         while (s != NO_SLOT && ((t->tag[s].key ^ probe) & t->tag[s].mask) != 0)
-            s = t->next[s];
+            s = t->node[s].next;
         return s;
     }
     unsigned base = (vpn & t->set_mask) * t->ways;

@@ -6,6 +6,8 @@
  * the final counters must agree. */
 #include "tlb_test.h"
 
+#include "tlb/fill_priv.h"
+
 typedef struct {
     bool valid, global, dirty;
     unsigned size;
@@ -370,6 +372,128 @@ END_TEST
 START_TEST(fa64_fifo_hashed) { run_differential(64, 64, "fifo", 6); }
 END_TEST
 
+/* The MMU's fused fill of a one-set LRU array (tlb_fill_fresh_lru1_slot,
+ * fill_priv.h: the victim and the index inline, the entry written by the
+ * caller) against a plain scan of stamps kept here: per slot its page and
+ * the tick of its last use. Each step looks a page up as the MMU does
+ * (tlb_hit_fast_4k); a miss is filled as the MMU fills it (the fused
+ * fill when tlb_fill_fresh_evicts_lru1, else the free way's); a hit may
+ * be followed by memo hits, which only write the stamp, n ticks at once
+ * (`*stamp = *clock += n`, mmu_priv.h). Now and then a page is
+ * invalidated or the array flushed (free ways, refilled by the free-way
+ * fill), a run of hits on old pages leaves the order no live record (a
+ * rebuild), or another page is used between the last fill and a use of
+ * its page (which must not make that page's record due). Every victim must be the slot with the oldest use. */
+static void run_fused_lru1(unsigned ways, uint64_t seed)
+{
+    Tlb *t = new_tlb(ways, ways, PG_4K, "lru", 1);
+    ck_assert_uint_eq(t->lru1_full, ways);
+    uint32_t *page = g_new0(uint32_t, ways);     /* VPN + 1, 0: free */
+    uint64_t *used = g_new0(uint64_t, ways), clock = 0, rng = seed;
+    uint64_t also = 0, fused = 0, rebuilt = 0, late = 0;
+    unsigned pool = ways * 3, next = 0;
+    int last = -1;                               /* the slot filled last */
+    for (int step = 0; step < 40000; step++) {
+        uint64_t x = tlb_splitmix64(&rng);
+        unsigned op = x % 1000;
+        uint32_t vpn = op < 700 ? next++ % pool : (uint32_t)(x >> 10) % pool;
+        if (op >= 990 && op < 999) {
+            tlb_invlpg(t, vpn << 12, 0);
+            for (unsigned w = 0; w < ways; w++)
+                if (page[w] == vpn + 1)
+                    page[w] = 0;
+            continue;
+        }
+        if (op == 999) {
+            tlb_flush_all(t);
+            memset(page, 0, ways * sizeof(*page));
+            continue;
+        }
+        if (op >= 900 && op < 910) {
+            /* Every page held, used from the oldest: no record stays live. */
+            for (unsigned w = 0; w < ways; w++)
+                if (page[w])
+                    ck_assert_ptr_nonnull(tlb_hit_fast_4k(t, (page[w] - 1) << 12, 0,
+                                                          ACCESS_READ, 3, NULL));
+            for (unsigned w = 0; w < ways; w++)
+                if (page[w])
+                    used[w] = ++clock;
+            rebuilt++;
+            continue;
+        }
+        if (op >= 910 && op < 940 && last >= 0 && page[last]) {
+            /* Another page, then the one filled last (its stamp is the
+             * clock again, but a tick since its fill went elsewhere). */
+            unsigned q = (unsigned)(x >> 20) % ways;
+            if (q != (unsigned)last && page[q]) {
+                const uint32_t hit[2] = { page[q] - 1, page[last] - 1 };
+                const unsigned who[2] = { q, (unsigned)last };
+                for (int k = 0; k < 2; k++) {
+                    ck_assert_ptr_nonnull(tlb_hit_fast_4k(t, hit[k] << 12, 0, ACCESS_READ, 3,
+                                                          NULL));
+                    used[who[k]] = ++clock;
+                }
+                late++;
+            }
+            continue;
+        }
+        bool missed = false;
+        const TlbEntry *e = tlb_hit_fast_4k(t, vpn << 12, 0, ACCESS_READ, 3, &missed);
+        int want = -1;
+        for (unsigned w = 0; w < ways; w++)
+            if (page[w] == vpn + 1)
+                want = (int)w;
+        if (e) {
+            ck_assert_int_ge(want, 0);
+            ck_assert_ptr_eq(e, &t->ent[want]);
+            used[want] = ++clock;
+        } else {
+            ck_assert(missed);
+            ck_assert_int_lt(want, 0);
+            int slot;
+            if (tlb_fill_fresh_evicts_lru1(t)) {
+                unsigned v = 0;
+                for (unsigned w = 1; w < ways; w++)
+                    if (used[w] < used[v])
+                        v = w;
+                slot = (int)tlb_fill_fresh_lru1_slot(t, vpn, ACCESS_READ, 3, &also);
+                ck_assert_int_eq(slot, (int)v);
+                fused++;
+            } else {
+                slot = tlb_fill_fresh_4k_free_slot(t, vpn, ACCESS_READ, 3, &also);
+                ck_assert_int_ge(slot, 0);
+                ck_assert_uint_eq(page[slot], 0);
+            }
+            t->ent[slot] = ent_4k(vpn << 12, 0, false);
+            page[slot] = vpn + 1;
+            used[slot] = ++clock;
+            want = slot;
+            last = slot;
+        }
+        /* Memo hits: none (a miss then another page), one (a load then a
+         * store) or a batch of n ticks. */
+        unsigned n = op % 4 == 0 ? 0 : op % 4 == 1 ? 1 : 1 + (unsigned)(x >> 40) % 5;
+        if (n) {
+            t->stamps[want] = *t->clock += n;
+            used[want] = clock += n;
+        }
+        ck_assert_uint_eq(*t->clock, clock);
+    }
+    ck_assert_uint_gt(fused, 10000);
+    ck_assert_uint_gt(rebuilt, 100);
+    ck_assert_uint_gt(late, 100);
+    ck_assert_uint_eq(also, tlb_stats(t)->evictions);
+    g_free(page);
+    g_free(used);
+    tlb_free(t);
+}
+
+START_TEST(fa64_fused_lru1) { run_fused_lru1(64, 31); }
+END_TEST
+/* Ways not a power of two: the ring has more records than ways. */
+START_TEST(fa48_fused_lru1) { run_fused_lru1(48, 32); }
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tlb");
@@ -387,6 +511,8 @@ int main(void)
     tcase_add_test(tc, fa64_flush_regimes);
     tcase_add_test(tc, sa64x4_flush_regimes);
     tcase_add_test(tc, fa128_flush_regimes);
+    tcase_add_test(tc, fa64_fused_lru1);
+    tcase_add_test(tc, fa48_fused_lru1);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
