@@ -158,15 +158,16 @@ TLB_HOT int tlb_fill_fresh_4k_free_slot(Tlb *t, uint32_t vpn, Access access, int
 TLB_HOT unsigned tlb_fill_fresh_lru1_slot(Tlb *t, uint32_t vpn, Access access, int cpl,
                                           uint64_t *also)
 {
-    uint64_t key = t->missed;
-    t->missed = 0;                   /* the page may now be here */
     fill_count(t, access, cpl, 1, also);
     unsigned slot = lru_victim_of(t->lru, 0, &t->lru->one);
     index_unlink(t, slot);
     t->sgen[slot]++;
     /* A 4 KiB entry over a victim of the second size: one fewer of it. */
     t->nlarge -= t->ent[slot].page_size != TLB_PAGE_4K;
-    t->tag[slot] = (Tag){ key, MASK_FULL };
+    /* The key read where it is used, not held across the victim's
+     * search (nothing before reads or writes t->missed). */
+    t->tag[slot] = (Tag){ t->missed, MASK_FULL };
+    t->missed = 0;                   /* the page may now be here */
     index_link(t, slot, hash_page(t, 0, vpn));
     t->stamps[slot] = ++*t->clock;
     return slot;
