@@ -352,11 +352,14 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
      * block_exit clear and fetch_blk at blk_last0, as the round would; if
      * the run leaves after it, cpu_jump's part is made first. */
     const bool threaded = len == L;
+    /* The memo's hits between whole passes are counted once, when the
+     * passes end (see below), where data references cannot tell. */
+    const bool apart = mmu_memo_exec_apart(c->mmu);
     for (;;) {
         const Insn *in;
         int r;
         c->next_eip = end_eip;
-        if (LIKELY(threaded && budget - done >= L) &&
+        if (LIKELY(threaded && apart && budget - done >= L) &&
             LIKELY(mmu_memo_answers(memo, key, ACCESS_EXEC) && memo->pa == frame)) {
             /* Passes while the budget allows whole ones (room) and the
              * memo answers: the memo is not written meanwhile (only
@@ -395,10 +398,20 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                     c->fetch_blk = blk_last0;
                 }
                 p++;
-                /* block_fetch_insn's hit, as below */
-                mmu_memo_hit_n(c->mmu, &mc, ACCESS_EXEC, refs);
                 c->next_eip = end_eip;
             }
+            /* block_fetch_insn's hit after each of the p passes, as below,
+             * all counted here, before anything that could see them: each
+             * pass, and the one that stopped the loop, made only data
+             * references (pure handlers; a fault is raised, not delivered,
+             * until `out:` has committed), which touch none of what the
+             * hit writes but m->stats.cycles, where both only add
+             * (mmu_memo_exec_apart: so the stamp and clock end where p
+             * hits in a row leave them); nothing reads cycles or counters
+             * meanwhile (pure handlers, no MMU hooks); and the memo is
+             * the copy mc, whose slot no data reference can have moved. */
+            if (p)
+                mmu_memo_hit_n64(c->mmu, &mc, ACCESS_EXEC, p * refs);
             done += p * L;
             acc += p * L;
             acc_cyc += p * cost_pass;
