@@ -366,8 +366,13 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
              * instruction fetches make or remake a memo of their side, and
              * only writes to CR0, CR3 with PCIDs, CR4 and EFER clear one,
              * none of which a pure handler makes), so its key, frame and
-             * counters' places hold, and only its slot's generation can
-             * move (a data reference's fill in a shared array). A pass
+             * counters' places hold; and its slot's generation does not
+             * move either: only a fill, invalidation or flush of the slot
+             * moves it, pure handlers make no INVLPG, CR write or fetch
+             * reference, and their data references fill no slot of the
+             * memo's array (apart). So the memo answers after every pass
+             * as it did before the first (block_fetch_insn would find it
+             * and count its hit). A pass
              * that stops anywhere but at a jump back to eip0, or after
              * which the budget or the memo could end the run, leaves
              * through `out:` as the loop below does; the p passes before
@@ -383,7 +388,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                     /* The jump back, its cpu_jump not made: block_exit
                      * stays clear and fetch_blk at blk_last0, where the
                      * round below would leave them. */
-                    if (UNLIKELY(p + 1 == room || *mc.gen != mc.sgen)) {
+                    if (UNLIKELY(p + 1 == room)) {
                         cpu_jump(c, eip0);
                         x = (uintptr_t)last;
                         break;
@@ -391,8 +396,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                 } else {
                     /* A closing jump through cpu_jump (tl_any), or the
                      * pass stopped short. */
-                    if (x != (uintptr_t)last || c->block_exit != BX_JUMP || p + 1 == room ||
-                        *mc.gen != mc.sgen)
+                    if (x != (uintptr_t)last || c->block_exit != BX_JUMP || p + 1 == room)
                         break;
                     c->block_exit = 0;
                     c->fetch_blk = blk_last0;
@@ -408,8 +412,8 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
              * hit writes but m->stats.cycles, where both only add
              * (mmu_memo_exec_apart: so the stamp and clock end where p
              * hits in a row leave them); nothing reads cycles or counters
-             * meanwhile (pure handlers, no MMU hooks); and the memo is
-             * the copy mc, whose slot no data reference can have moved. */
+             * meanwhile (pure handlers, no MMU hooks); and mc is the
+             * memo as it was, whose slot nothing here can have moved. */
             if (p)
                 mmu_memo_hit_n64(c->mmu, &mc, ACCESS_EXEC, p * refs);
             done += p * L;
