@@ -172,9 +172,11 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     b->sync_any = sync_any;
     b->loop_len = (uint8_t)loop_len;
     /* A loop's passes run threaded (run_loop): each instruction's tfn goes
-     * on to the next, the last one's returns. */
+     * on to the next, the last one's returns; so only instruction k - 1's
+     * tfn calls instruction k's (k > 0), after it completed. */
     for (unsigned k = 0; k < loop_len; k++)
-        b->insn[k].tfn = cpu_thread_fn(b->insn[k].fn, k + 1 == loop_len);
+        b->insn[k].tfn = cpu_thread_fn(b->insn[k].fn, k + 1 == loop_len,
+                                       k ? b->insn[k - 1].fn : NULL);
     return true;
 }
 

@@ -575,8 +575,12 @@ bool cpu_fast_handler(InsnFn fn);
  * handlers that read Cpu.next_eip. */
 bool cpu_fast_jcc(InsnFn fn);
 /* The threaded handler (InsnTFn) of pure handler fn: a loop's last
- * instruction's (last) returns, the others' go on to the next one. */
-InsnTFn cpu_thread_fn(InsnFn fn, bool last);
+ * instruction's (last) returns, the others' go on to the next one. prev:
+ * the handler of the instruction before it in the chain, whose threaded
+ * handler alone calls fn's (NULL for the first: run_loop calls it), so
+ * that fn's may rely on what prev's always leaves (the lazy flags'
+ * kind). */
+InsnTFn cpu_thread_fn(InsnFn fn, bool last, InsnFn prev);
 
 /* ---- cpu.c / block.c ---- */
 

@@ -883,6 +883,52 @@ START_TEST(test_run_inside_hook)
 }
 END_TEST
 
+/* INC and DEC right after an ADD, SUB, CMP or logic instruction in a loop
+ * that goes round threaded (run_loop) take CF from that producer's kind,
+ * known when the chain is built (exec_fast.c's incdec32_after): each
+ * loop here makes CF 0 and 1 in different passes (a wrap, a borrow, an
+ * unsigned compare), and ADC after the INC/DEC adds the CF it kept, so a
+ * wrong CF changes EDX (compared, with every figure, against every
+ * shortcut off). */
+static const char *incdec_after_source =
+    "BITS 32\n"
+    "section .text\n"
+    "%macro LOOP 3\n"                 /* producer, INC/DEC, its register */
+    "    mov ecx, 24\n"
+    "    mov ebx, 0xFFFFFFF4\n"
+    "    mov esi, 0x0F0F0F0F\n"
+    "    align 16, nop\n"
+    "%%l:\n"
+    "    %1\n"
+    "    %2 %3\n"
+    "    adc edx, 0\n"
+    "    rol edx, 1\n"
+    "    sub ecx, 1\n"
+    "    jnz %%l\n"
+    "%endmacro\n"
+    "global _start\n"
+    "_start:\n"
+    "    xor edx, edx\n"
+    "    LOOP {add ebx, 1}, dec, edi\n"
+    "    LOOP {add ebx, esi}, inc, edi\n"
+    "    LOOP {add ebx, ebx}, dec, eax\n"
+    "    LOOP {add esi, 0}, dec, edi\n"
+    "    LOOP {sub ebx, 0x40000000}, dec, edi\n"
+    "    LOOP {sub esi, ebx}, inc, edi\n"
+    "    LOOP {cmp ecx, 9}, dec, edi\n"
+    "    LOOP {cmp ebx, esi}, inc, eax\n"
+    "    LOOP {and ebx, esi}, dec, edi\n"
+    "    LOOP {or ebx, ecx}, inc, edi\n"
+    "    LOOP {xor esi, ebx}, dec, edi\n"
+    "    LOOP {test ebx, ecx}, inc, edi\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n";
+
+START_TEST(test_incdec_after_producer)
+{
+    compare_source("incdec.asm", incdec_after_source);
+}
+END_TEST
+
 /* block.c's run_loop counts the instruction memo's hits of its threaded
  * passes once, when the passes end (mmu_memo_exec_apart): the TLB must
  * end up exactly as single steps with every shortcut off leave it, counts
@@ -1108,6 +1154,7 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_counters_observed_mid_block);
     tcase_add_test(t, test_run_inside_hook);
     tcase_add_test(t, test_deferred_fetch_hits);
+    tcase_add_test(t, test_incdec_after_producer);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
