@@ -382,7 +382,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
             const MmuMemo mc = *memo;
             const uint64_t room = (budget - done) / L;
             const uintptr_t back = (uintptr_t)last | THR_BACK;
-            uint64_t p = 0;
+            uint64_t p = 0, q = 0, nback = 0;
             uintptr_t x;
             for (;;) {
                 x = first->tfn(c, first);
@@ -393,6 +393,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                     if (UNLIKELY(p + 1 == room)) {
                         cpu_jump(c, eip0);
                         x = (uintptr_t)last;
+                        nback = 1;
                         break;
                     }
                 } else {
@@ -402,10 +403,18 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                         break;
                     c->block_exit = 0;
                     c->fetch_blk = blk_last0;
+                    q++;
                 }
                 p++;
                 c->next_eip = end_eip;
             }
+            /* The taken branch of every pass that returned THR_BACK (p of
+             * them, but the q closing jumps through cpu_jump, which charged
+             * their own; and the last pass if it did), charged here, before
+             * anything can read cycles (as the hits below): pure handlers
+             * only add to it. */
+            nback += p - q;
+            c->cycles += (uint64_t)c->cost.branch * nback;
             /* block_fetch_insn's hit after each of the p passes, as below,
              * all counted here, before anything that could see them: each
              * pass, and the one that stopped the loop, made only data

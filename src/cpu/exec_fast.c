@@ -442,7 +442,7 @@ static inline int cond_inline(const Cpu *c, unsigned cond)
  * threaded (InsnTFn): the chain stops here, and taken it jumps back to
  * the loop's start (block_build's loop_len: its target), with CS flat
  * (run_block runs blocks only then, and no pure handler changes CS), so
- * it charges the branch and returns THR_BACK (run_loop does cpu_jump's
+ * it returns THR_BACK (run_loop charges the branch, and does cpu_jump's
  * part if the run leaves there). */
 static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const Insn *i, bool take,
                                                                   bool thr)
@@ -451,10 +451,8 @@ static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const 
         cpu_charge(c, c->cost.alu);
         return thr ? (uintptr_t)i : XR_OK;
     }
-    if (thr) {
-        cpu_charge(c, c->cost.branch);
+    if (thr)
         return (uintptr_t)i | THR_BACK;
-    }
     if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
         return h_jcc(c, i);
     cpu_jump(c, c->next_eip + i->imm);
