@@ -313,7 +313,12 @@ static inline unsigned bp_limit(const Cpu *c, Block *b)
  *     block_fetch_insn would make refs (one per fetch block the first
  *     instruction reaches) and look its memo up at a slot and key that do
  *     not change while the run stays here: they are found once. If that
- *     memo does not answer, block_fetch_insn does it all, after a commit;
+ *     memo does not answer, block_fetch_insn does it all, after a commit.
+ *     Between whole threaded passes the memo's hits, and the taken
+ *     branches' cost, are counted once, when the passes end and before
+ *     anything that could read them (see the inner loop; the passes run
+ *     threaded only where mmu_memo_exec_apart holds: no data reference
+ *     touches the instruction memo's array, clock or counters);
  *   - when the jump falls through (or the budget or a breakpoint comes
  *     first), the run leaves after it; cpu_run_block goes on from there
  *     as the run loop would. */
