@@ -408,10 +408,13 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                         break;
                     c->block_exit = 0;
                     c->fetch_blk = blk_last0;
+                    c->next_eip = end_eip;
                     q++;
                 }
+                /* next_eip is end_eip again: a THR_BACK pass does not
+                 * write it (only cpu_jump does, which sets BX_JUMP, and
+                 * then the pass ends anywhere but THR_BACK). */
                 p++;
-                c->next_eip = end_eip;
             }
             /* The taken branch of every pass that returned THR_BACK (p of
              * them, but the q closing jumps through cpu_jump, which charged
