@@ -172,9 +172,11 @@ static bool block_build(Cpu *c, Block *b, uint64_t pa, uint32_t eip, const uint8
     b->sync_any = sync_any;
     b->loop_len = (uint8_t)loop_len;
     /* A loop's passes run threaded (run_loop): each instruction's tfn goes
-     * on to the next, the last one's returns. */
+     * on to the next, the last one's returns; so only instruction k - 1's
+     * tfn calls instruction k's (k > 0), after it completed. */
     for (unsigned k = 0; k < loop_len; k++)
-        b->insn[k].tfn = cpu_thread_fn(b->insn[k].fn, k + 1 == loop_len);
+        b->insn[k].tfn = cpu_thread_fn(b->insn[k].fn, k + 1 == loop_len,
+                                       k ? b->insn[k - 1].fn : NULL);
     return true;
 }
 
@@ -311,7 +313,12 @@ static inline unsigned bp_limit(const Cpu *c, Block *b)
  *     block_fetch_insn would make refs (one per fetch block the first
  *     instruction reaches) and look its memo up at a slot and key that do
  *     not change while the run stays here: they are found once. If that
- *     memo does not answer, block_fetch_insn does it all, after a commit;
+ *     memo does not answer, block_fetch_insn does it all, after a commit.
+ *     Between whole threaded passes the memo's hits, and the taken
+ *     branches' cost, are counted once, when the passes end and before
+ *     anything that could read them (see the inner loop; the passes run
+ *     threaded only where mmu_memo_exec_apart holds: no data reference
+ *     touches the instruction memo's array, clock or counters);
  *   - when the jump falls through (or the budget or a breakpoint comes
  *     first), the run leaves after it; cpu_run_block goes on from there
  *     as the run loop would. */
@@ -352,19 +359,27 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
      * block_exit clear and fetch_blk at blk_last0, as the round would; if
      * the run leaves after it, cpu_jump's part is made first. */
     const bool threaded = len == L;
+    /* The memo's hits between whole passes are counted once, when the
+     * passes end (see below), where data references cannot tell. */
+    const bool apart = mmu_memo_exec_apart(c->mmu);
     for (;;) {
         const Insn *in;
         int r;
         c->next_eip = end_eip;
-        if (LIKELY(threaded && budget - done >= L) &&
+        if (LIKELY(threaded && apart && budget - done >= L) &&
             LIKELY(mmu_memo_answers(memo, key, ACCESS_EXEC) && memo->pa == frame)) {
             /* Passes while the budget allows whole ones (room) and the
              * memo answers: the memo is not written meanwhile (only
              * instruction fetches make or remake a memo of their side, and
              * only writes to CR0, CR3 with PCIDs, CR4 and EFER clear one,
              * none of which a pure handler makes), so its key, frame and
-             * counters' places hold, and only its slot's generation can
-             * move (a data reference's fill in a shared array). A pass
+             * counters' places hold; and its slot's generation does not
+             * move either: only a fill, invalidation or flush of the slot
+             * moves it, pure handlers make no INVLPG, CR write or fetch
+             * reference, and their data references fill no slot of the
+             * memo's array (apart). So the memo answers after every pass
+             * as it did before the first (block_fetch_insn would find it
+             * and count its hit). A pass
              * that stops anywhere but at a jump back to eip0, or after
              * which the budget or the memo could end the run, leaves
              * through `out:` as the loop below does; the p passes before
@@ -372,7 +387,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
             const MmuMemo mc = *memo;
             const uint64_t room = (budget - done) / L;
             const uintptr_t back = (uintptr_t)last | THR_BACK;
-            uint64_t p = 0;
+            uint64_t p = 0, q = 0, nback = 0;
             uintptr_t x;
             for (;;) {
                 x = first->tfn(c, first);
@@ -380,25 +395,46 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
                     /* The jump back, its cpu_jump not made: block_exit
                      * stays clear and fetch_blk at blk_last0, where the
                      * round below would leave them. */
-                    if (UNLIKELY(p + 1 == room || *mc.gen != mc.sgen)) {
+                    if (UNLIKELY(p + 1 == room)) {
                         cpu_jump(c, eip0);
                         x = (uintptr_t)last;
+                        nback = 1;
                         break;
                     }
                 } else {
                     /* A closing jump through cpu_jump (tl_any), or the
                      * pass stopped short. */
-                    if (x != (uintptr_t)last || c->block_exit != BX_JUMP || p + 1 == room ||
-                        *mc.gen != mc.sgen)
+                    if (x != (uintptr_t)last || c->block_exit != BX_JUMP || p + 1 == room)
                         break;
                     c->block_exit = 0;
                     c->fetch_blk = blk_last0;
+                    c->next_eip = end_eip;
+                    q++;
                 }
+                /* next_eip is end_eip again: a THR_BACK pass does not
+                 * write it (only cpu_jump does, which sets BX_JUMP, and
+                 * then the pass ends anywhere but THR_BACK). */
                 p++;
-                /* block_fetch_insn's hit, as below */
-                mmu_memo_hit_n(c->mmu, &mc, ACCESS_EXEC, refs);
-                c->next_eip = end_eip;
             }
+            /* The taken branch of every pass that returned THR_BACK (p of
+             * them, but the q closing jumps through cpu_jump, which charged
+             * their own; and the last pass if it did), charged here, before
+             * anything can read cycles (as the hits below): pure handlers
+             * only add to it. */
+            nback += p - q;
+            c->cycles += (uint64_t)c->cost.branch * nback;
+            /* block_fetch_insn's hit after each of the p passes, as below,
+             * all counted here, before anything that could see them: each
+             * pass, and the one that stopped the loop, made only data
+             * references (pure handlers; a fault is raised, not delivered,
+             * until `out:` has committed), which touch none of what the
+             * hit writes but m->stats.cycles, where both only add
+             * (mmu_memo_exec_apart: so the stamp and clock end where p
+             * hits in a row leave them); nothing reads cycles or counters
+             * meanwhile (pure handlers, no MMU hooks); and mc is the
+             * memo as it was, whose slot nothing here can have moved. */
+            if (p)
+                mmu_memo_hit_n64(c->mmu, &mc, ACCESS_EXEC, p * refs);
             done += p * L;
             acc += p * L;
             acc_cyc += p * cost_pass;

@@ -62,9 +62,10 @@ typedef int (*InsnFn)(Cpu *c, const Insn *i);
  * call; it returns where the chain stopped, as the Insn's address | the
  * XR_* result: at the last instruction, or at one that faulted or set
  * Cpu.block_exit. The last one's may instead return its address |
- * THR_BACK: it jumped back to the loop's start having charged the branch
- * and done nothing of cpu_jump's (block_exit, next_eip, fetch_blk):
- * run_loop does that if the run leaves there. */
+ * THR_BACK: it jumped back to the loop's start, and charged nothing and
+ * did nothing of cpu_jump's (block_exit, next_eip, fetch_blk): run_loop
+ * charges the branch (cost.branch) and does that if the run leaves
+ * there. */
 typedef uintptr_t (*InsnTFn)(Cpu *c, const Insn *i);
 #define THR_BACK 4u              /* above every XR_*; Insns are 8-aligned */
 
@@ -575,8 +576,12 @@ bool cpu_fast_handler(InsnFn fn);
  * handlers that read Cpu.next_eip. */
 bool cpu_fast_jcc(InsnFn fn);
 /* The threaded handler (InsnTFn) of pure handler fn: a loop's last
- * instruction's (last) returns, the others' go on to the next one. */
-InsnTFn cpu_thread_fn(InsnFn fn, bool last);
+ * instruction's (last) returns, the others' go on to the next one. prev:
+ * the handler of the instruction before it in the chain, whose threaded
+ * handler alone calls fn's (NULL for the first: run_loop calls it), so
+ * that fn's may rely on what prev's always leaves (the lazy flags'
+ * kind). */
+InsnTFn cpu_thread_fn(InsnFn fn, bool last, InsnFn prev);
 
 /* ---- cpu.c / block.c ---- */
 

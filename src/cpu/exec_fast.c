@@ -442,7 +442,7 @@ static inline int cond_inline(const Cpu *c, unsigned cond)
  * threaded (InsnTFn): the chain stops here, and taken it jumps back to
  * the loop's start (block_build's loop_len: its target), with CS flat
  * (run_block runs blocks only then, and no pure handler changes CS), so
- * it charges the branch and returns THR_BACK (run_loop does cpu_jump's
+ * it returns THR_BACK (run_loop charges the branch, and does cpu_jump's
  * part if the run leaves there). */
 static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const Insn *i, bool take,
                                                                   bool thr)
@@ -451,10 +451,8 @@ static inline __attribute__((always_inline)) uintptr_t jcc32_take(Cpu *c, const 
         cpu_charge(c, c->cost.alu);
         return thr ? (uintptr_t)i : XR_OK;
     }
-    if (thr) {
-        cpu_charge(c, c->cost.branch);
+    if (thr)
         return (uintptr_t)i | THR_BACK;
-    }
     if (UNLIKELY(!(c->seg[SEG_CS].flags & SEGF_FLAT_R)))
         return h_jcc(c, i);
     cpu_jump(c, c->next_eip + i->imm);
@@ -525,6 +523,50 @@ THR_ANY(h_cmov_r32_r32) THR_ANY(h_push_r32) THR_ANY(h_pop_r32)
 THR_ANY(h_alu_r32_m32) THR_ANY(h_alu_r32_m32_b)
 static uintptr_t t_h_inc_r32(Cpu *c, const Insn *i) { return incdec32(c, i, false, true); }
 static uintptr_t t_h_dec_r32(Cpu *c, const Insn *i) { return incdec32(c, i, true, true); }
+
+/* INC/DEC r32 in a threaded chain right after one of the ALU handlers
+ * above whose lazy flags' kind is a constant (prev: CC_ADD, CC_SUB or
+ * CC_LOGIC): the chain calls it only from that handler's, which always
+ * completes and leaves cc.op so (a loop's pass, cpu_thread_fn), so CF is
+ * found as cf_inline would, without testing cc.op. */
+static inline __attribute__((always_inline)) uintptr_t incdec32_after(Cpu *c, const Insn *i,
+                                                                      bool dec, CcOp prev)
+{
+    uint32_t cf = prev == CC_ADD   ? c->cc.res < c->cc.a
+                  : prev == CC_SUB ? c->cc.a < c->cc.b
+                                   : 0;
+    uint32_t a = c->r[i->reg], r = dec ? a - 1 : a + 1;
+    c->r[i->reg] = r;
+    lazy32(c, dec ? CC_DEC : CC_INC, r, a, 1, cf);
+    return thr_next(c, i);
+}
+#define INCDEC_AFTER(prev, name)                                                          \
+    static uintptr_t t_h_inc_r32_##name(Cpu *c, const Insn *i)                            \
+    {                                                                                     \
+        return incdec32_after(c, i, false, prev);                                         \
+    }                                                                                     \
+    static uintptr_t t_h_dec_r32_##name(Cpu *c, const Insn *i)                            \
+    {                                                                                     \
+        return incdec32_after(c, i, true, prev);                                          \
+    }
+INCDEC_AFTER(CC_ADD, add) INCDEC_AFTER(CC_SUB, sub) INCDEC_AFTER(CC_LOGIC, logic)
+
+/* The lazy flags' kind that fn, one of the handlers above that always
+ * complete, always leaves; CC_EAGER stands for "not one of them". */
+static CcOp flags_kind_of(InsnFn fn)
+{
+    if (fn == h_add_r32_r32 || fn == h_add_r32_rm32 || fn == h_add_r32_imm)
+        return CC_ADD;
+    if (fn == h_sub_r32_r32 || fn == h_sub_r32_rm32 || fn == h_sub_r32_imm ||
+        fn == h_cmp_r32_r32 || fn == h_cmp_r32_rm32 || fn == h_cmp_r32_imm)
+        return CC_SUB;
+    if (fn == h_or_r32_r32 || fn == h_or_r32_rm32 || fn == h_or_r32_imm ||
+        fn == h_and_r32_r32 || fn == h_and_r32_rm32 || fn == h_and_r32_imm ||
+        fn == h_xor_r32_r32 || fn == h_xor_r32_rm32 || fn == h_xor_r32_imm ||
+        fn == h_test_r32_r32)
+        return CC_LOGIC;
+    return CC_EAGER;
+}
 static uintptr_t tl_h_jcc32(Cpu *c, const Insn *i) { return jcc32(c, i, true); }
 static uintptr_t tl_h_je32(Cpu *c, const Insn *i) { return jz32(c, i, false, true); }
 static uintptr_t tl_h_jne32(Cpu *c, const Insn *i) { return jz32(c, i, true, true); }
@@ -538,8 +580,17 @@ static uintptr_t t_h_store32(Cpu *c, const Insn *i) { return store32(c, i, false
 static uintptr_t t_h_store32_b(Cpu *c, const Insn *i) { return store32(c, i, true, true); }
 
 
-InsnTFn cpu_thread_fn(InsnFn fn, bool last)
+InsnTFn cpu_thread_fn(InsnFn fn, bool last, InsnFn prev)
 {
+    if (!last && prev && (fn == h_inc_r32 || fn == h_dec_r32)) {
+        bool dec = fn == h_dec_r32;
+        switch (flags_kind_of(prev)) {
+        case CC_ADD: return dec ? t_h_dec_r32_add : t_h_inc_r32_add;
+        case CC_SUB: return dec ? t_h_dec_r32_sub : t_h_inc_r32_sub;
+        case CC_LOGIC: return dec ? t_h_dec_r32_logic : t_h_inc_r32_logic;
+        default: break;
+        }
+    }
     static const struct {
         InsnFn fn;
         InsnTFn t;

@@ -170,6 +170,40 @@ TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n
     m->stats.cycles += (uint64_t)n * ms->lat;
 }
 
+/* mmu_memo_hit_n for n past unsigned's range: n hits answered by the
+ * instruction side's memo mm, counted at once (the core's loops, block.c,
+ * which may count them after data references made in between: see
+ * mmu_memo_exec_apart). */
+TLB_HOT void mmu_memo_hit_n64(Mmu *m, const MmuMemo *mm, Access access, uint64_t n)
+{
+    const MmuMemoSide *ms = &m->memo_side[access == ACCESS_EXEC];
+    mm->hits[2 * access] += n;
+    *mm->stamp = *ms->clock += n;        /* or the sinks: no stamps */
+    m->stats.cycles += n * ms->lat;
+}
+
+/* Whether data references touch nothing that an instruction memo's hit
+ * writes but m->stats.cycles (to which both only add): the instruction
+ * side's small array (whose slot stamps, clock, fast_hits and slot
+ * generations the hit and its test use) is none of the arrays a data
+ * reference probes or fills (the data side's and the STLB behind it), and
+ * the two sides' memos do not stamp with one clock (unless both have no
+ * stamps: then both write only the sinks, which nothing reads). Then hits
+ * of the instruction side may be counted after data references that were
+ * made after them, with the same result (block.c's run_loop). The
+ * hierarchy makes every array a Tlb of its own (hierarchy.c), so this
+ * holds for every preset; it is tested, not assumed. */
+TLB_HOT bool mmu_memo_exec_apart(const Mmu *m)
+{
+    const uint64_t *ci = m->memo_side[1].clock;
+    if (ci == m->memo_side[0].clock && ci != &m->stamp_sink[1])
+        return false;
+    const TlbHierarchy *h = m->tlb;
+    const Tlb *t = h ? h->side[SIDE_INSN].small : NULL;
+    return !t || (t != h->side[SIDE_DATA].small && t != h->side[SIDE_DATA].large &&
+                  t != h->stlb_for[SIDE_DATA]);
+}
+
 /* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
 TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
 {

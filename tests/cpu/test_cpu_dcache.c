@@ -17,6 +17,7 @@
 #include "cpu/preset.h"
 #include "cpu/runenv.h"
 #include "mmu/mmu.h"
+#include "tlb/tlb_state.h"
 
 static char **objects;
 static int n_objects;
@@ -882,6 +883,251 @@ START_TEST(test_run_inside_hook)
 }
 END_TEST
 
+/* INC and DEC right after an ADD, SUB, CMP or logic instruction in a loop
+ * that goes round threaded (run_loop) take CF from that producer's kind,
+ * known when the chain is built (exec_fast.c's incdec32_after): each
+ * loop here makes CF 0 and 1 in different passes (a wrap, a borrow, an
+ * unsigned compare), and ADC after the INC/DEC adds the CF it kept, so a
+ * wrong CF changes EDX (compared, with every figure, against every
+ * shortcut off). */
+static const char *incdec_after_source =
+    "BITS 32\n"
+    "section .text\n"
+    "%macro LOOP 3\n"                 /* producer, INC/DEC, its register */
+    "    mov ecx, 24\n"
+    "    mov ebx, 0xFFFFFFF4\n"
+    "    mov esi, 0x0F0F0F0F\n"
+    "    align 16, nop\n"
+    "%%l:\n"
+    "    %1\n"
+    "    %2 %3\n"
+    "    adc edx, 0\n"
+    "    rol edx, 1\n"
+    "    sub ecx, 1\n"
+    "    jnz %%l\n"
+    "%endmacro\n"
+    "global _start\n"
+    "_start:\n"
+    "    xor edx, edx\n"
+    "    LOOP {add ebx, 1}, dec, edi\n"
+    "    LOOP {add ebx, esi}, inc, edi\n"
+    "    LOOP {add ebx, ebx}, dec, eax\n"
+    "    LOOP {add esi, 0}, dec, edi\n"
+    "    LOOP {sub ebx, 0x40000000}, dec, edi\n"
+    "    LOOP {sub esi, ebx}, inc, edi\n"
+    "    LOOP {cmp ecx, 9}, dec, edi\n"
+    "    LOOP {cmp ebx, esi}, inc, eax\n"
+    "    LOOP {and ebx, esi}, dec, edi\n"
+    "    LOOP {or ebx, ecx}, inc, edi\n"
+    "    LOOP {xor esi, ebx}, dec, edi\n"
+    "    LOOP {test ebx, ecx}, inc, edi\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n";
+
+START_TEST(test_incdec_after_producer)
+{
+    compare_source("incdec.asm", incdec_after_source);
+}
+END_TEST
+
+/* block.c's run_loop counts the instruction memo's hits of its threaded
+ * passes once, when the passes end (mmu_memo_exec_apart): the TLB must
+ * end up exactly as single steps with every shortcut off leave it, counts
+ * and recency order (tlb_state's canonical snapshot, which holds the
+ * order the stamps give: the P4's ITLB is fully associative, so every
+ * entry's rank shows), at every point a run can be seen from outside: at
+ * every stop of the budget, which cuts the passes anywhere, and after a
+ * #PF raised inside a threaded pass, whose delivery fetches the runtime's
+ * stub through the ITLB (so hits counted after it would stamp the loop's
+ * page later than the stub's). Loops whose first instruction is in one
+ * fetch block, and in two (two references a pass). */
+static const char *deferred_hits_source =
+    "BITS 32\n"
+    "section .bss\n"
+    "alignb 4096\n"
+    "buf: resb 8 * 4096\n"
+    "section .text\n"
+    "global _start\n"
+    "_start:\n"
+    "    mov ebp, 3\n"
+    "again:\n"
+    "    mov ecx, 8\n"
+    "    mov esi, buf\n"
+    "    align 16, nop\n"
+    "one:\n"
+    "    mov eax, [esi]\n"
+    "    add eax, ecx\n"
+    "    mov [esi], eax\n"
+    "    add esi, 4096\n"
+    "    dec ecx\n"
+    "    jnz one\n"
+    "    mov ecx, 8\n"
+    "    mov esi, buf\n"
+    "    align 16, nop\n"
+    "    times 13 nop\n"
+    "two:\n"                       /* 6 bytes from 13: two fetch blocks */
+    "    mov eax, [esi + 0x800]\n"
+    "    add [esi], eax\n"
+    "    add esi, 4096\n"
+    "    dec ecx\n"
+    "    jnz two\n"
+    "    dec ebp\n"
+    "    jnz again\n"
+    "    mov ecx, 100\n"
+    "    mov esi, buf\n"
+    "    align 16, nop\n"
+    "off:\n"                       /* runs off buf's end: #PF in a pass */
+    "    mov eax, [esi]\n"
+    "    add eax, ecx\n"
+    "    mov [esi], eax\n"
+    "    add esi, 4096\n"
+    "    dec ecx\n"
+    "    jnz off\n"
+    "    mov eax, 1\n    xor ebx, ebx\n    int 0x80\n";
+
+/* Logs on (shortcuts on) and off must be equal: name the first line
+ * that differs. Frees both. */
+static void assert_same_lines(char *on, char *off, const char *what, uint64_t budget,
+                              uint64_t slice)
+{
+    if (strcmp(on, off) != 0) {
+        char **a = g_strsplit(on, "\n", -1), **b = g_strsplit(off, "\n", -1);
+        for (int k = 0; a[k] && b[k]; k++)
+            ck_assert_msg(!strcmp(a[k], b[k]), "%s budget %" G_GUINT64_FORMAT " slice %"
+                          G_GUINT64_FORMAT ", line %d: shortcuts on '%.300s', off '%.300s'",
+                          what, budget, slice, k, a[k], b[k]);
+        ck_abort_msg("%s budget %" G_GUINT64_FORMAT " slice %" G_GUINT64_FORMAT
+                     ": logs differ in length", what, budget, slice);
+    }
+    g_free(on);
+    g_free(off);
+}
+
+/* The TLB's canonical snapshot, in hex. */
+static void append_tlb_state(GString *s, TlbHierarchy *h)
+{
+    ck_assert(tlb_state_comparable(h));
+    GByteArray *b = g_byte_array_new();
+    for (unsigned i = 0; i < tlb_state_nparts(h); i++)
+        tlb_state_append_part(h, i, b);
+    for (guint k = 0; k < b->len; k++)
+        g_string_append_printf(s, "%02x", b->data[k]);
+    g_string_append_c(s, '\n');
+    g_byte_array_free(b, TRUE);
+}
+
+/* Run obj in slices of slice steps with every shortcut on or off, and log
+ * every modelled figure and the TLB snapshot after each slice. */
+static char *sliced_run(const char *obj, bool on, uint64_t slice)
+{
+    GString *out = g_string_new(NULL), *log = g_string_new(NULL);
+    RunEnvOptions opt = { .preset = preset, .no_decode_cache = !on, .no_mmu_shortcuts = !on,
+                          .out = out, .err = out };
+    GError *err = NULL;
+    RunEnv *e = runenv_new(&opt, &err);
+    ck_assert_msg(e, "%s", err ? err->message : "?");
+    ck_assert_msg(runenv_load(e, obj, &err), "%s", err ? err->message : "?");
+    RunEnvState st;
+    unsigned n = 0;
+    do {
+        ck_assert_uint_lt(n++, 100000);
+        st = runenv_run(e, slice);
+        char *f = figures(e);
+        g_string_append_printf(log, "state %d\n%s", (int)st, f);
+        g_free(f);
+        append_tlb_state(log, mmu_tlb(runenv_mmu(e)));
+    } while (st == RUNENV_BUDGET);
+    ck_assert_int_eq(st, RUNENV_FAULTED);
+    ck_assert_uint_eq(runenv_fault(e)->vector, 14);
+    runenv_free(e);
+    g_string_free(out, TRUE);
+    return g_string_free(log, FALSE);
+}
+
+/* A loop whose load runs off its page in its 17th pass (run_loop's
+ * threaded passes) with a #PF that goes unhandled (no IDT: a triple
+ * fault), its delivery watched by the event hook (cpu_cycles, which
+ * includes the MMU's cycles: the ITLB here charges a cycle per hit, so a
+ * hit counted after the delivery shows), with every budget and slice,
+ * the TLB's counters and snapshot logged at every stop; every shortcut
+ * on (decoded blocks, memos) against every one off. */
+static char *fault_loop_run(bool on, uint64_t budget, uint64_t slice)
+{
+    /* L: add edi, 0x100; mov eax, [edi + 0xFF00]; jmp L */
+    const uint8_t code[] = { 0x81, 0xC7, 0x00, 0x01, 0, 0, 0x8B, 0x87, 0x00, 0xFF, 0, 0,
+                             0xEB, 0xF2 };
+    TlbHierConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    TlbGeom g = { .entries = 16, .ways = 16, .page_sizes = PRESET_PG_4K, .hit_latency = 1 };
+    cfg.itlb_4k = cfg.dtlb_4k = g;
+    cfg.policy = "lru";
+    PhysMem *pm = physmem_new();
+    GError *err = NULL;
+    Mmu *m = mmu_new_full(pm, NULL, &cfg, 1, &err);
+    ck_assert_msg(m, "%s", err ? err->message : "?");
+    mmu_set_shortcuts(m, on);
+    Cpu *c = cpu_new(m, NULL);
+    cpu_set_decode_cache(c, on);
+    physmem_write(pm, 0x20000, code, sizeof code);
+    paging_on(c, pm);
+    Observed o = { g_string_new(NULL) };
+    cpu_set_event_hook(c, observe_event, &o);
+    for (int pass = 0; pass < 2; pass++) {
+        cpu_set_eip(c, 0x10000);
+        cpu_set_reg(c, REG_EDI, 0);
+        for (uint64_t left = budget; left > 0;) {
+            uint64_t n = MIN(left, slice);
+            CpuStop st = cpu_run(c, n);
+            g_string_append_printf(o.log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%"
+                                          G_GUINT64_FORMAT " eip=%x edi=%x\n",
+                                   cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
+                                   cpu_reg(c, REG_EDI));
+            TlbHierarchy *h = mmu_tlb(m);
+            for (unsigned a = 0; a < tlb_hier_array_count(h); a++)
+                for (size_t k = 0; k < tlb_stats_count(); k++) {
+                    TlbStatItem it = tlb_stats_item(tlb_stats(tlb_hier_array(h, a)), k);
+                    g_string_append_printf(o.log, " %s=%" G_GUINT64_FORMAT, it.name, it.value);
+                }
+            g_string_append_c(o.log, '\n');
+            append_tlb_state(o.log, h);
+            if (st != CPU_STOP_MAX_INSNS)
+                break;
+            left -= n;
+        }
+    }
+    cpu_free(c);
+    mmu_free(m);
+    physmem_free(pm);
+    return g_string_free(o.log, FALSE);
+}
+
+START_TEST(test_deferred_fetch_hits)
+{
+    for (uint64_t budget = 1; budget <= 60; budget++)
+        for (uint64_t slice = 1; slice <= budget; slice++) {
+            char *on = fault_loop_run(true, budget, slice);
+            char *off = fault_loop_run(false, budget, slice);
+            assert_same_lines(on, off, "budget", budget, slice);
+        }
+
+    char *dir = g_dir_make_tmp("vmsplit-dcache-XXXXXX", NULL);
+    char *src = g_build_filename(dir, "deferred.asm", NULL);
+    ck_assert(g_file_set_contents(src, deferred_hits_source, -1, NULL));
+    GError *err = NULL;
+    char *obj = nasm_assemble(src, &err);
+    ck_assert_msg(obj, "%s", err ? err->message : "?");
+    const uint64_t slices[] = { 1, 2, 3, 5, 7, 11, 13, 17, 29, 64, 1000000 };
+    for (size_t i = 0; i < G_N_ELEMENTS(slices); i++)
+        assert_same_lines(sliced_run(obj, true, slices[i]), sliced_run(obj, false, slices[i]),
+                          "runenv", 0, slices[i]);
+    nasm_remove_output(obj);
+    g_free(obj);
+    g_unlink(src);
+    g_rmdir(dir);
+    g_free(src);
+    g_free(dir);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     objects = argv + 1;
@@ -907,6 +1153,8 @@ int main(int argc, char **argv)
     tcase_add_test(t, test_remap_and_rewrite);
     tcase_add_test(t, test_counters_observed_mid_block);
     tcase_add_test(t, test_run_inside_hook);
+    tcase_add_test(t, test_deferred_fetch_hits);
+    tcase_add_test(t, test_incdec_after_producer);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
