@@ -698,6 +698,63 @@ static void observe_event(Cpu *c, const CpuEvent *ev, void *user)
                            ev->from_eip, cpu_eip(c));
 }
 
+/* What observe_run logs at a stop: the registers its code uses and the
+ * hierarchy's TLB counts (the fetch references made, one per fetch block
+ * entered, block.c, show in them). */
+static void log_stop_totals(Cpu *c, CpuStop st, GString *log)
+{
+    g_string_append_printf(log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%" G_GUINT64_FORMAT
+                                " eip=%x eax=%x ecx=%x esi=%x",
+                           cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
+                           cpu_reg(c, REG_EAX), cpu_reg(c, REG_ECX), cpu_reg(c, REG_ESI));
+    for (size_t k = 0; k < tlb_stats_count(); k++) {
+        TlbStatItem it = tlb_stats_item(tlb_hier_stats(mmu_tlb(cpu_mmu(c))), k);
+        g_string_append_printf(log, " %s=%" G_GUINT64_FORMAT, it.name, it.value);
+    }
+    g_string_append_c(log, '\n');
+}
+
+static void append_tlb_state(GString *s, TlbHierarchy *h);
+
+/* What fault_loop_run logs at a stop: EDI, every array's counts and the
+ * TLB's snapshot. */
+static void log_stop_arrays(Cpu *c, CpuStop st, GString *log)
+{
+    g_string_append_printf(log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%" G_GUINT64_FORMAT
+                                " eip=%x edi=%x\n",
+                           cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
+                           cpu_reg(c, REG_EDI));
+    TlbHierarchy *h = mmu_tlb(cpu_mmu(c));
+    for (unsigned a = 0; a < tlb_hier_array_count(h); a++)
+        for (size_t k = 0; k < tlb_stats_count(); k++) {
+            TlbStatItem it = tlb_stats_item(tlb_stats(tlb_hier_array(h, a)), k);
+            g_string_append_printf(log, " %s=%" G_GUINT64_FORMAT, it.name, it.value);
+        }
+    g_string_append_c(log, '\n');
+    append_tlb_state(log, h);
+}
+
+/* Run c from linear 0x10000 twice (the second time through runs the
+ * decoded block), reg zeroed before each, budget steps in slices of at
+ * most slice, logging every stop; a stop that is not the slice's end
+ * ends the time through. */
+static void run_sliced_twice(Cpu *c, CpuReg reg, uint64_t budget, uint64_t slice,
+                             void (*log_stop)(Cpu *, CpuStop, GString *), GString *log)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        cpu_set_eip(c, 0x10000);
+        cpu_set_reg(c, reg, 0);
+        for (uint64_t left = budget; left > 0;) {
+            uint64_t n = MIN(left, slice);
+            CpuStop st = cpu_run(c, n);
+            log_stop(c, st, log);
+            if (st != CPU_STOP_MAX_INSNS)
+                break;
+            left -= n;
+        }
+    }
+}
+
 /* Run code (at linear 0x10000, frame 0x20000) from its start with budget
  * steps at most, in slices of at most slice; return what was observed. */
 static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budget, uint64_t slice,
@@ -714,29 +771,7 @@ static char *observe_run(const uint8_t *code, size_t len, bool on, uint64_t budg
     cpu_set_event_hook(c, observe_event, &o);
     if (bp)
         cpu_set_breakpoints(c, &bp, 1);
-    /* Twice: the second time through runs the decoded block. */
-    for (int pass = 0; pass < 2; pass++) {
-        cpu_set_eip(c, 0x10000);
-        cpu_set_reg(c, REG_ECX, 0);
-        for (uint64_t left = budget; left > 0;) {
-            uint64_t n = MIN(left, slice);
-            CpuStop st = cpu_run(c, n);
-            g_string_append_printf(o.log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%"
-                                          G_GUINT64_FORMAT " eip=%x eax=%x ecx=%x esi=%x",
-                                   cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
-                                   cpu_reg(c, REG_EAX), cpu_reg(c, REG_ECX), cpu_reg(c, REG_ESI));
-            /* The TLB's counts too: the fetch references made (one per
-             * fetch block entered, block.c) show in them. */
-            for (size_t k = 0; k < tlb_stats_count(); k++) {
-                TlbStatItem it = tlb_stats_item(tlb_hier_stats(mmu_tlb(m)), k);
-                g_string_append_printf(o.log, " %s=%" G_GUINT64_FORMAT, it.name, it.value);
-            }
-            g_string_append_c(o.log, '\n');
-            if (st != CPU_STOP_MAX_INSNS)
-                break;
-            left -= n;
-        }
-    }
+    run_sliced_twice(c, REG_ECX, budget, slice, log_stop_totals, o.log);
     cpu_free(c);
     mmu_free(m);
     physmem_free(pm);
@@ -1071,29 +1106,7 @@ static char *fault_loop_run(bool on, uint64_t budget, uint64_t slice)
     paging_on(c, pm);
     Observed o = { g_string_new(NULL) };
     cpu_set_event_hook(c, observe_event, &o);
-    for (int pass = 0; pass < 2; pass++) {
-        cpu_set_eip(c, 0x10000);
-        cpu_set_reg(c, REG_EDI, 0);
-        for (uint64_t left = budget; left > 0;) {
-            uint64_t n = MIN(left, slice);
-            CpuStop st = cpu_run(c, n);
-            g_string_append_printf(o.log, "stop %s insns=%" G_GUINT64_FORMAT " cycles=%"
-                                          G_GUINT64_FORMAT " eip=%x edi=%x\n",
-                                   cpu_stop_name(st), cpu_insns(c), cpu_cycles(c), cpu_eip(c),
-                                   cpu_reg(c, REG_EDI));
-            TlbHierarchy *h = mmu_tlb(m);
-            for (unsigned a = 0; a < tlb_hier_array_count(h); a++)
-                for (size_t k = 0; k < tlb_stats_count(); k++) {
-                    TlbStatItem it = tlb_stats_item(tlb_stats(tlb_hier_array(h, a)), k);
-                    g_string_append_printf(o.log, " %s=%" G_GUINT64_FORMAT, it.name, it.value);
-                }
-            g_string_append_c(o.log, '\n');
-            append_tlb_state(o.log, h);
-            if (st != CPU_STOP_MAX_INSNS)
-                break;
-            left -= n;
-        }
-    }
+    run_sliced_twice(c, REG_EDI, budget, slice, log_stop_arrays, o.log);
     cpu_free(c);
     mmu_free(m);
     physmem_free(pm);
