@@ -434,7 +434,7 @@ static __attribute__((noinline)) uint64_t run_loop(Cpu *c, Block *b, uint64_t bu
              * meanwhile (pure handlers, no MMU hooks); and mc is the
              * memo as it was, whose slot nothing here can have moved. */
             if (p)
-                mmu_memo_hit_n64(c->mmu, &mc, ACCESS_EXEC, p * refs);
+                mmu_memo_hit_n(c->mmu, &mc, ACCESS_EXEC, p * refs);
             done += p * L;
             acc += p * L;
             acc_cyc += p * cost_pass;

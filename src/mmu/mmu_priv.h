@@ -161,20 +161,11 @@ TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
 
 /* Count n hits answered by the memo, one right after another with nothing
  * in between, as the hit path would count them (see MmuMemo): n counts,
- * the stamp set to the clock's n-th tick, n hit latencies. */
-TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, unsigned n)
-{
-    const MmuMemoSide *ms = &m->memo_side[access == ACCESS_EXEC];
-    mm->hits[2 * access] += n;
-    *mm->stamp = *ms->clock += n;        /* or the sinks: no stamps */
-    m->stats.cycles += (uint64_t)n * ms->lat;
-}
-
-/* mmu_memo_hit_n for n past unsigned's range: n hits answered by the
- * instruction side's memo mm, counted at once (the core's loops, block.c,
- * which may count them after data references made in between: see
- * mmu_memo_exec_apart). */
-TLB_HOT void mmu_memo_hit_n64(Mmu *m, const MmuMemo *mm, Access access, uint64_t n)
+ * the stamp set to the clock's n-th tick, n hit latencies. The core's
+ * loops (block.c) also count an instruction memo's hits this way after
+ * data references made in between, where mmu_memo_exec_apart allows it;
+ * n is 64-bit for them. */
+TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, uint64_t n)
 {
     const MmuMemoSide *ms = &m->memo_side[access == ACCESS_EXEC];
     mm->hits[2 * access] += n;
