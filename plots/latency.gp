@@ -11,12 +11,10 @@
 
 if (!exists("csv")) csv = "latency.csv"
 if (!exists("out")) out = "latency.png"
-if (strlen(out) > 4 && out[strlen(out)-3:] eq ".svg") {
-    set terminal svg size 960,600 dynamic enhanced font "Sans,12" background rgb "white"
-} else {
-    set terminal pngcairo size 960,600 enhanced font "Sans,11" background rgb "white"
-}
-set output out
+# The terminal (.png, .svg or .pdf) from the output name: terminal.gp beside
+# this script.
+gpdir(s) = strstrt(s, "/") ? s[1:strstrt(s, "/")] . gpdir(s[strstrt(s, "/") + 1:]) : ""
+load gpdir(ARG0) . "terminal.gp"
 set datafile separator ","
 set datafile columnheaders
 

@@ -11,7 +11,7 @@
 #   tables, lowmem_left_kb, falls below it -- the "boots" column).
 # By hand:
 #   gnuplot -e "csv='lowmem.csv'; out='lowmem.png'" plots/lowmem.gp
-# Variables (all optional): csv, out (.png -> pngcairo, .svg -> svg),
+# Variables (all optional): csv, out (.png -> pngcairo, .svg -> svg, .pdf -> pdfcairo),
 #   groupcols (columns whose values make one line each, default "layout";
 #   `vmsplit plot` adds struct_page when it varies), plottitle, memmap (0: no
 #   mem_map lines).
@@ -20,12 +20,10 @@ if (!exists("csv")) csv = "sweep.csv"
 if (!exists("out")) out = "lowmem.png"
 if (!exists("groupcols")) groupcols = "layout"
 if (!exists("memmap")) memmap = 1
-if (strlen(out) > 4 && out[strlen(out)-3:] eq ".svg") {
-    set terminal svg size 960,600 dynamic enhanced font "Sans,12" background rgb "white"
-} else {
-    set terminal pngcairo size 960,600 enhanced font "Sans,11" background rgb "white"
-}
-set output out
+# The terminal (.png, .svg or .pdf) from the output name: terminal.gp beside
+# this script.
+gpdir(s) = strstrt(s, "/") ? s[1:strstrt(s, "/")] . gpdir(s[strstrt(s, "/") + 1:]) : ""
+load gpdir(ARG0) . "terminal.gp"
 set datafile separator ","
 set datafile columnheaders
 

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cli/commands.h"
 
+#include <glib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ const VmsCommand vms_commands[] = {
     {"presets", cmd_presets, "list the CPU presets, or print one resolved"},
     {"sweep", cmd_sweep, "run a parameter sweep (parallel, resumable, shardable) into a CSV"},
     {"merge", cmd_merge, "combine the CSVs of a sharded sweep, checking no point is missing or doubled"},
-    {"plot", cmd_plot, "plot a sweep or compare CSV with gnuplot (PNG, SVG)"},
+    {"plot", cmd_plot, "plot a sweep or compare CSV with gnuplot (PNG, SVG, PDF)"},
     {"import-strace", cmd_import_strace, "convert strace -f -tt -T output to a vmsplit trace"},
     {"gen", cmd_gen, "write a synthetic workload trace (null, pipe, fileio, db, net, compute)"},
     {"run", cmd_run, "run a guest program on the simulated i686 core, count its cycles"},
@@ -36,12 +37,26 @@ static void usage(FILE *out)
             VMSPLIT_VERSION);
     for (const VmsCommand *c = vms_commands; c->name; c++)
         fprintf(out, "  %-14s %s\n", c->name, c->summary);
-    fprintf(out, "\n'vmsplit COMMAND --help' shows a command's options.\n");
+    fprintf(out, "\n'vmsplit COMMAND --help' or 'vmsplit help COMMAND' shows a command's options.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "help") && argc == 3) {
+        /* vmsplit help CMD: the command's own --help. */
+        for (const VmsCommand *c = vms_commands; c->name; c++)
+            if (!strcmp(argv[2], c->name)) {
+                char *args[] = {argv[2], (char *)"--help", NULL};
+                char *prg = g_strconcat("vmsplit ", c->name, NULL);
+                g_set_prgname(prg);
+                g_free(prg);
+                return c->run(2, args);
+            }
+        fprintf(stderr, "vmsplit help: unknown command '%s'\n\n", argv[2]);
         usage(stderr);
         return 2;
     }
@@ -54,8 +69,13 @@ int main(int argc, char **argv)
         return 0;
     }
     for (const VmsCommand *c = vms_commands; c->name; c++)
-        if (!strcmp(argv[1], c->name))
+        if (!strcmp(argv[1], c->name)) {
+            /* GOption's usage line reads "Usage: vmsplit NAME [OPTION...]". */
+            char *prg = g_strconcat("vmsplit ", c->name, NULL);
+            g_set_prgname(prg);
+            g_free(prg);
             return c->run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "vmsplit: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

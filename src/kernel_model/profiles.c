@@ -187,3 +187,8 @@ const SyscallProfile *profiles_by_nr(const ProfileTable *t, uint32_t nr)
 
 const SyscallProfile *profiles_generic(const ProfileTable *t) { return t->generic; }
 unsigned profiles_count(const ProfileTable *t) { return t->list->len; }
+
+const SyscallProfile *profiles_at(const ProfileTable *t, unsigned i)
+{
+    return i < t->list->len ? t->list->pdata[i] : NULL;
+}

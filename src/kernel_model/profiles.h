@@ -40,6 +40,8 @@ const SyscallProfile *profiles_find(const ProfileTable *t, const char *name, boo
 const SyscallProfile *profiles_by_nr(const ProfileTable *t, uint32_t nr);
 const SyscallProfile *profiles_generic(const ProfileTable *t);
 unsigned profiles_count(const ProfileTable *t);
+/* The i-th profile in file order (0 <= i < profiles_count), else NULL. */
+const SyscallProfile *profiles_at(const ProfileTable *t, unsigned i);
 const char *mm_effect_name(MmEffect e);
 
 #endif

@@ -280,8 +280,22 @@ static bool run_gnuplot(const char *gnuplot, const char *script, const char *var
     return ok;
 }
 
+bool plot_output_ok(const char *out, GError **err)
+{
+    const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (!dot || (slash && slash > dot) || !strcmp(dot, ".png") || !strcmp(dot, ".svg") ||
+        !strcmp(dot, ".pdf"))
+        return true;
+    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                "-o %s: unknown image type '%s' (expected .png, .svg, .pdf, or a name "
+                "without an extension for both .png and .svg)", out, dot);
+    return false;
+}
+
 bool plot_csv(const char *csv_path, const char *out, const PlotOptions *o, GError **err)
 {
+    if (!plot_output_ok(out, err))
+        return false;
     CsvTable *t = csv_read_file(csv_path, CSV_READ_STRICT, err);
     if (!t)
         return false;
@@ -304,12 +318,15 @@ bool plot_csv(const char *csv_path, const char *out, const PlotOptions *o, GErro
     ok = ok && (gnuplot = plot_find_gnuplot(err)) && (script = plot_find_script(pk, err));
     if (ok) {
         add_var(vars, "csv", csv_path);
-        bool png = g_str_has_suffix(out, ".png"), svg = g_str_has_suffix(out, ".svg");
-        const char *exts[] = {".png", ".svg"};
-        for (int i = 0; ok && i < 2; i++) {
-            if ((png || svg) && !(i == 0 ? png : svg))
+        /* One image for .png, .svg or .pdf; a name without an extension
+         * is a stem for .png and .svg (what the claim writes). */
+        const char *exts[] = {".png", ".svg", ".pdf"};
+        const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+        bool stem = !dot || (slash && slash > dot);
+        for (size_t i = 0; ok && i < G_N_ELEMENTS(exts); i++) {
+            if (stem ? i == 2 : !g_str_has_suffix(out, exts[i]))
                 continue;
-            char *file = png || svg ? g_strdup(out) : g_strconcat(out, exts[i], NULL);
+            char *file = stem ? g_strconcat(out, exts[i], NULL) : g_strdup(out);
             GString *v = g_string_new(vars->str);
             add_var(v, "out", file);
             ok = run_gnuplot(gnuplot, script, v->str, file, o->verbose, err);

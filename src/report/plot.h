@@ -45,8 +45,13 @@ typedef struct {
     bool verbose;            /* pass gnuplot's messages through */
 } PlotOptions;
 
-/* Plot csv_path into out: "x.png" (pngcairo), "x.svg", or with neither
- * extension both "x.png" and "x.svg". */
+/* Whether out names an image plot_csv can write (below); else an error
+ * naming the extension. */
+bool plot_output_ok(const char *out, GError **err);
+
+/* Plot csv_path into out: "x.png" (pngcairo), "x.svg", "x.pdf" (pdfcairo),
+ * or with no extension both "x.png" and "x.svg". Any other extension is an
+ * error, before anything runs. */
 bool plot_csv(const char *csv_path, const char *out, const PlotOptions *o, GError **err);
 
 #endif

@@ -61,6 +61,17 @@ static void assert_svg(const char *p)
     g_free(s);
 }
 
+static void assert_pdf(const char *p)
+{
+    char *s = NULL;
+    gsize n = 0;
+    ck_assert_msg(g_file_get_contents(p, &s, &n, NULL), "%s not written", p);
+    ck_assert_msg(n > 1000 && g_str_has_prefix(s, "%PDF-"), "%s: not a PDF", p);
+    /* The trailer; the body is binary (NULs), so compare the tail bytes. */
+    ck_assert_msg(memmem(s + n - 16, 16, "%%EOF", 5), "%s: PDF not closed", p);
+    g_free(s);
+}
+
 /* kind (NULL: detect), input CSV under data/, the expected text in the SVG
  * (a legend entry the script should draw). */
 static const struct {
@@ -82,11 +93,19 @@ START_TEST(test_each_plot)
     char *csv = data(cases[_i].csv);
     char *png = g_strdup_printf("%s/p%d.png", tmpdir, _i);
     char *svg = g_strdup_printf("%s/p%d.svg", tmpdir, _i);
+    char *pdf = g_strdup_printf("%s/p%d.pdf", tmpdir, _i);
     PlotOptions o = {cases[_i].kind, NULL, false};
     GError *err = NULL;
     ck_assert_msg(plot_csv(csv, png, &o, &err), "%s", err ? err->message : "");
     assert_png(png);
     ck_assert(!g_file_test(svg, G_FILE_TEST_EXISTS));
+    ck_assert_msg(plot_csv(csv, pdf, &o, &err), "%s", err ? err->message : "");
+    assert_pdf(pdf);
+    /* Not x.pdf.png and x.pdf.svg, as a stem would give. */
+    char *wrong = g_strconcat(pdf, ".png", NULL);
+    ck_assert(!g_file_test(wrong, G_FILE_TEST_EXISTS));
+    g_free(wrong);
+    g_free(pdf);
     ck_assert_msg(plot_csv(csv, svg, &o, &err), "%s", err ? err->message : "");
     assert_svg(svg);
     char *s = NULL;
@@ -118,6 +137,36 @@ START_TEST(test_both_formats)
     g_free(png);
     g_free(svg);
     g_free(stem);
+    g_free(csv);
+}
+END_TEST
+
+START_TEST(test_unknown_extension)
+{
+    /* An extension that is not an image type is an error before gnuplot
+     * runs, naming the extension; nothing is written. */
+    char *csv = data("lowmem.csv");
+    char *out = g_build_filename(tmpdir, "fig.jpg", NULL);
+    PlotOptions o = {NULL, NULL, false};
+    GError *err = NULL;
+    ck_assert(!plot_csv(csv, out, &o, &err));
+    ck_assert_msg(err && strstr(err->message, "'.jpg'"), "%s", err ? err->message : "no error");
+    g_clear_error(&err);
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    char *png = g_strconcat(out, ".png", NULL);
+    ck_assert(!g_file_test(png, G_FILE_TEST_EXISTS));
+    g_free(png);
+    /* A dot in a directory name does not make an extension. */
+    char *dir = g_build_filename(tmpdir, "v1.2", NULL);
+    g_mkdir_with_parents(dir, 0755);
+    char *stem = g_build_filename(dir, "fig", NULL);
+    ck_assert_msg(plot_csv(csv, stem, &o, &err), "%s", err ? err->message : "");
+    char *svg = g_strconcat(stem, ".svg", NULL);
+    assert_svg(svg);
+    g_free(svg);
+    g_free(stem);
+    g_free(dir);
+    g_free(out);
     g_free(csv);
 }
 END_TEST
@@ -206,6 +255,7 @@ static Suite *plot_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_each_plot, 0, G_N_ELEMENTS(cases));
     tcase_add_test(tc, test_both_formats);
+    tcase_add_test(tc, test_unknown_extension);
     tcase_add_test(tc, test_detect);
     tcase_add_test(tc, test_missing_columns);
     tcase_add_test(tc, test_no_gnuplot);

@@ -11,7 +11,7 @@ int cmd_claim(int argc, char **argv)
     char *outdir = NULL;
     int jobs = 2;
     GOptionEntry entries[] = {
-        { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "a reduced set (small counts, two real traces): a minute, not several", NULL },
+        { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "a reduced set in a fraction of the time: fewer calls and syscalls per workload, two real traces (dd, cp), two rates; figures move (shorter runs weigh cold caches and TLBs more)", NULL },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "folder for the plots, CSVs and generated traces (default vmsplit-claim)", "DIR" },
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "replays run in parallel (default 2)", "N" },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &no_plots, "write the CSVs but do not run gnuplot", NULL },

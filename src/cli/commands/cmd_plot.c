@@ -18,7 +18,8 @@ static char *kinds_description(void)
         g_string_append_c(s, '\n');
     }
     g_string_append(s,
-        "\n-o x.png writes a PNG (pngcairo), -o x.svg an SVG, -o x both x.png and x.svg.\n"
+        "\n-o x.png writes a PNG (pngcairo), -o x.svg an SVG, -o x.pdf a PDF (pdfcairo),\n"
+        "-o x (no extension) both x.png and x.svg; any other extension is an error.\n"
         "gnuplot is found on PATH or through VMSPLIT_GNUPLOT; the scripts (plots/*.gp,\n"
         "also usable by hand) through VMSPLIT_PLOTS_DIR, the source tree or the installed\n"
         "data directory. See docs/sweep.md.");
@@ -31,7 +32,7 @@ int cmd_plot(int argc, char **argv)
     gboolean verbose = FALSE;
     GOptionEntry entries[] = {
         {"kind", 'k', 0, G_OPTION_ARG_STRING, &kind, "overhead, tlb, latency, lowmem or kpti", "KIND"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Image to write: .png, .svg, or a stem for both (required)", "FILE"},
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Image to write: .png, .svg, .pdf, or a stem for .png and .svg (required)", "FILE"},
         {"title", 't', 0, G_OPTION_ARG_STRING, &title, "Title instead of the script's", "TEXT"},
         {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Show gnuplot's messages", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},

@@ -93,13 +93,17 @@ static int run(int argc, char **argv, bool compare)
         ? "TRACE - replay one trace under several layouts and compare them"
         : "TRACE - replay a vmsplit trace on a simulated machine");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(ctx,
+    char *desc = g_strdup_printf(
         "TRACE is a vmsplit trace (workloads/FORMAT.md; gzip accepted; '-' for stdin), from\n"
         "'vmsplit import-strace' or 'vmsplit gen'. Every user-work event runs real user-mode\n"
         "code over its working set; every syscall goes through the layout's NASM entry/exit\n"
         "stubs; context switches go through a timer interrupt. Reported: totals, TLB\n"
         "statistics, latency per syscall with its breakdown, lowmem occupancy.\n\n"
-        "Example: vmsplit compare --layouts 3g1g,4g4g,kpti workloads/traces/sqlite.vmt");
+        "%s", compare
+            ? "Example: vmsplit compare --layouts 3g1g,4g4g,kpti workloads/traces/sqlite.vmt"
+            : "Example: vmsplit replay --layout 4g4g workloads/traces/sqlite.vmt");
+    g_option_context_set_description(ctx, desc);
+    g_free(desc);
     int rc = VMS_EXIT_USAGE;
     Preset *p = NULL;
     char *spooled = NULL, *stub_obj = NULL;

@@ -141,7 +141,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
     if (max) {
         char *end = NULL;
         guint64 v = g_ascii_strtoull(max, &end, 0);
-        if (!*max || *end || v == 0) {
+        /* g_ascii_strtoull takes "-1" as 2^64 - 1: a sign is refused here. */
+        if (!*max || *end || v == 0 || strchr(max, '-')) {
             fprintf(stderr, "vmsplit run: --max-insns: expected a positive integer, got '%s'\n", max);
             return VMS_EXIT_USAGE;
         }

@@ -164,7 +164,13 @@ int cmd_syscall(int argc, char **argv)
     bool known;
     const SyscallProfile *sp = profiles_find(prof, name, &known);
     if (!known) {
-        fprintf(stderr, "vmsplit syscall: '%s' is not in the profile table\n", name);
+        GString *names = g_string_new(NULL);
+        for (unsigned i = 0; i < profiles_count(prof); i++)
+            g_string_append_printf(names, "%s%s", i ? ", " : "", profiles_at(prof, i)->name);
+        fprintf(stderr, "vmsplit syscall: '%s' is not in the profile table (%s); "
+                "expected one of: %s\n", name, o.profiles ? o.profiles : "the bundled one",
+                names->str);
+        g_string_free(names, TRUE);
         goto out;
     }
     if (o.stubs && g_str_has_suffix(o.stubs, ".asm") && !(obj = nasm_assemble(o.stubs, &err))) {

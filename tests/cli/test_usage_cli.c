@@ -1,0 +1,121 @@
+/* The CLI's own conventions, end to end (the binary is argv[1]):
+ * `vmsplit help CMD` is CMD's --help for every command the top-level help
+ * lists, each usage line names "vmsplit CMD", an unknown command is exit 2;
+ * numeric and name arguments out of their domain are exit 2 with a message
+ * that says what was expected. */
+#include <check.h>
+#include <glib.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *vmsplit;
+
+/* argv after the binary; status, stdout and stderr. */
+static int run(const char *const *args, char **out, char **err)
+{
+    GPtrArray *a = g_ptr_array_new();
+    g_ptr_array_add(a, (char *)vmsplit);
+    for (; *args; args++)
+        g_ptr_array_add(a, (char *)*args);
+    g_ptr_array_add(a, NULL);
+    int status = -1;
+    ck_assert(g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                           &status, NULL));
+    g_ptr_array_free(a, TRUE);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The command names of the top-level help: the lines after "Commands:"
+ * that start with two blanks, up to the first blank line. */
+static GPtrArray *command_names(void)
+{
+    const char *args[] = {"--help", NULL};
+    char *out, *err;
+    ck_assert_int_eq(run(args, &out, &err), 0);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    char **lines = g_strsplit(out, "\n", -1);
+    bool in = false;
+    for (char **l = lines; *l; l++) {
+        if (!strcmp(*l, "Commands:")) {
+            in = true;
+            continue;
+        }
+        if (in && !**l)
+            break;
+        if (in && g_str_has_prefix(*l, "  ")) {
+            char **w = g_strsplit_set(g_strstrip(*l), " ", 2);
+            g_ptr_array_add(names, g_strdup(w[0]));
+            g_strfreev(w);
+        }
+    }
+    g_strfreev(lines);
+    g_free(out);
+    g_free(err);
+    return names;
+}
+
+START_TEST(help_command_is_its_help)
+{
+    GPtrArray *names = command_names();
+    ck_assert_uint_ge(names->len, 14);
+    for (guint i = 0; i < names->len; i++) {
+        const char *name = names->pdata[i];
+        const char *a1[] = {"help", name, NULL}, *a2[] = {name, "--help", NULL};
+        char *o1, *e1, *o2, *e2;
+        ck_assert_msg(run(a1, &o1, &e1) == 0, "vmsplit help %s: %s", name, e1);
+        ck_assert_msg(run(a2, &o2, &e2) == 0, "vmsplit %s --help: %s", name, e2);
+        ck_assert_str_eq(o1, o2);
+        char *usage = g_strdup_printf("Usage:\n  vmsplit %s ", name);
+        ck_assert_msg(g_str_has_prefix(o1, usage), "vmsplit help %s starts '%.40s'", name, o1);
+        g_free(usage);
+        g_free(o1), g_free(e1), g_free(o2), g_free(e2);
+    }
+    g_ptr_array_unref(names);
+    const char *bad[] = {"help", "nosuchcommand", NULL};
+    char *out, *err;
+    ck_assert_int_eq(run(bad, &out, &err), 2);
+    ck_assert(strstr(err, "unknown command 'nosuchcommand'"));
+    g_free(out), g_free(err);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_exit_2)
+{
+    char *src = g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR"), "workloads", "guest",
+                                 "hello.asm", NULL);
+    const char *neg[] = {"run", "--max-insns", "-1", src, NULL};
+    char *out, *err;
+    ck_assert_int_eq(run(neg, &out, &err), 2);
+    ck_assert_msg(strstr(err, "--max-insns") && strstr(err, "'-1'"), "%s", err);
+    g_free(out), g_free(err);
+    /* An unknown syscall name lists the known ones. */
+    const char *sys[] = {"syscall", "--count", "5", "nosuchcall", NULL};
+    ck_assert_int_eq(run(sys, &out, &err), 2);
+    ck_assert_msg(strstr(err, "'nosuchcall'") && strstr(err, "getppid") && strstr(err, "read"),
+                  "%s", err);
+    g_free(out), g_free(err);
+    g_free(src);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s VMSPLIT\n", argv[0]);
+        return 2;
+    }
+    vmsplit = argv[1];
+    Suite *s = suite_create("usage-cli");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, help_command_is_its_help);
+    tcase_add_test(tc, bad_arguments_are_exit_2);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
