@@ -73,6 +73,12 @@ uint64_t kspace_alloc_frames(KernelSpace *ks, unsigned n, GError **err)
 {
     if (n == 1)
         return kspace_alloc_frame(ks, err);
+    /* The buddy allocator returns an order-k block aligned to its size;
+     * kernel stacks rely on it (thread_info at ESP & -THREAD_SIZE). The
+     * frames skipped to align are left unused, not counted. */
+    uint64_t bytes = (uint64_t)n * PAGE_SIZE;
+    if ((n & (n - 1)) == 0)
+        ks->next_low = (ks->next_low + bytes - 1) & ~(bytes - 1);
     if (ks->next_low + (uint64_t)n * PAGE_SIZE > ks->lowmem_end) {
         g_set_error(err, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
                     "lowmem exhausted: no %u contiguous frames left", n);

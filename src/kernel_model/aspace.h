@@ -46,7 +46,8 @@ uint64_t kspace_lowmem_end(const KernelSpace *ks);
  * Returns 0 and sets err when lowmem is exhausted. */
 uint64_t kspace_alloc_frame(KernelSpace *ks, GError **err);
 /* n physically contiguous zeroed frames from lowmem (kernel stacks);
- * returns the first, 0 on exhaustion. */
+ * returns the first, 0 on exhaustion. A power-of-two n is aligned to its
+ * size, as the buddy allocator's blocks are. */
 uint64_t kspace_alloc_frames(KernelSpace *ks, unsigned n, GError **err);
 /* A frame for user data: highmem if the machine has any, else lowmem. */
 uint64_t kspace_alloc_user_frame(KernelSpace *ks, GError **err);

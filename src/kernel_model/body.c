@@ -69,7 +69,8 @@ static uint64_t soft_walk(KernelBody *kb, uint32_t va)
 static void kmap_atomic(KernelBody *kb, uint64_t frame)
 {
     KernelSpace *ks = machine_kspace(kb->m);
-    uint64_t pte = frame | PAE_P | PAE_RW | PAE_A | PAE_D;
+    uint64_t pte = frame | PAE_P | PAE_RW | PAE_A | PAE_D |
+                   (machine_layout(kb->m)->kmap_global ? PAE_G : 0);
     machine_kernel_write(kb->m, kspace_phys_to_virt(ks, kb->kmap_pte_pa), &pte, 8);
     mmu_invlpg(machine_mmu(kb->m), kb->kmap_va);
     machine_charge(kb->m, kb->cost->invlpg, 1);

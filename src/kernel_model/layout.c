@@ -9,6 +9,7 @@
  * __VMALLOC_RESERVE 128 MiB -> MAXMEM 896 MiB. */
 static const Layout layout_3g1g = {
     .name = "3g1g",
+    .stub = "entry_shared",
     .summary = "classic i386 3G/1G split: one page table, kernel global",
     .kind = LAYOUT_SHARED,
     .page_offset = 0xC0000000u,
@@ -20,6 +21,7 @@ static const Layout layout_3g1g = {
 /* arch/i386/Kconfig VMSPLIT_2G (2.6.20): PAGE_OFFSET 0x80000000. */
 static const Layout layout_2g2g = {
     .name = "2g2g",
+    .stub = "entry_shared",
     .summary = "CONFIG_VMSPLIT_2G: 2G/2G split, same mechanics as 3g1g",
     .kind = LAYOUT_SHARED,
     .page_offset = 0x80000000u,
@@ -31,6 +33,7 @@ static const Layout layout_2g2g = {
 /* arch/i386/Kconfig VMSPLIT_1G: PAGE_OFFSET 0x40000000. */
 static const Layout layout_1g3g = {
     .name = "1g3g",
+    .stub = "entry_shared",
     .summary = "CONFIG_VMSPLIT_1G: 1G/3G split, same mechanics as 3g1g",
     .kind = LAYOUT_SHARED,
     .page_offset = 0x40000000u,
@@ -44,6 +47,7 @@ static const Layout layout_1g3g = {
  * kernel mappings not _PAGE_GLOBAL under X86_SWITCH_PAGETABLES. */
 static const Layout layout_4g4g = {
     .name = "4g4g",
+    .stub = "entry_4g4g",
     .summary = "2003 4G/4G split: separate kernel page table, CR3 write per entry/exit",
     .kind = LAYOUT_4G4G,
     .page_offset = 0x02000000u,
@@ -55,11 +59,35 @@ static const Layout layout_4g4g = {
     .indirect_uaccess = true,
 };
 
+/* The same split and mappings with the first entry/exit path: RHEL3
+ * 2.4.21 arch/i386/kernel/entry.S (__SWITCH, RESTORE_ALL). 2.4 has no
+ * sysenter entry. */
+static const Layout layout_4g4g_2003 = {
+    .name = "4g4g-2003",
+    .stub = "entry_4g4g_2003",
+    .summary = "4G/4G with the 2003 entry path (CR3 read per entry, RHEL3 2.4.21; int 0x80 only)",
+    .kind = LAYOUT_4G4G,
+    .page_offset = 0x02000000u,
+    .task_size = 0xFF000000u,
+    .vmalloc_reserve = 128 * MiB,
+    .window_base = 0xFF000000u,
+    .window_size = 16 * MiB,
+    .kernel_global = false,
+    .indirect_uaccess = true,
+    .no_sysenter = true,
+    /* RHEL3 include/asm-i386/atomic_kmap.h: kmap_prot is PAGE_KERNEL_GLOBAL,
+     * which pgtable.h keeps global under X86_SWITCH_PAGETABLES while
+     * PAGE_KERNEL is not: the virtual stack and the uaccess kmaps survive
+     * the CR3 writes (with CR4.PGE). RHEL4 made kmap_prot PAGE_KERNEL. */
+    .kmap_global = true,
+};
+
 /* Linux 4.19 32-bit PTI (Documentation/x86/pti.rst): 3G/1G addresses, a
  * user page table with only the entry area (cpu_entry_area, 2 MiB here:
  * the last PMD), kernel mappings not global. */
 static const Layout layout_kpti = {
     .name = "kpti",
+    .stub = "entry_kpti",
     .summary = "2018 KPTI on 32-bit PAE: kernel/user page-table pair, no PCID",
     .kind = LAYOUT_PTI,
     .page_offset = 0xC0000000u,
@@ -72,6 +100,7 @@ static const Layout layout_kpti = {
 
 static const Layout layout_kpti_pcid = {
     .name = "kpti-pcid",
+    .stub = "entry_kpti",
     .summary = "KPTI with PCID-tagged TLB entries (what-if: PCID needs IA-32e paging)",
     .kind = LAYOUT_PTI,
     .page_offset = 0xC0000000u,
@@ -85,8 +114,8 @@ static const Layout layout_kpti_pcid = {
 };
 
 static const Layout *const layouts[] = {
-    &layout_3g1g, &layout_2g2g, &layout_1g3g, &layout_4g4g, &layout_kpti,
-    &layout_kpti_pcid, NULL,
+    &layout_3g1g, &layout_2g2g, &layout_1g3g, &layout_4g4g, &layout_4g4g_2003,
+    &layout_kpti, &layout_kpti_pcid, NULL,
 };
 
 const Layout *const *layout_all(void) { return layouts; }

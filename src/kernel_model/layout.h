@@ -6,11 +6,16 @@
  *   3g1g       classic i386: user 0-3 GiB, kernel direct map at 0xC0000000,
  *              one page table per process holding both, kernel pages global.
  *   2g2g,1g3g  the later CONFIG_VMSPLIT options, same mechanics.
- *   4g4g       Ingo Molnar's 2003 patch: a kernel page table of its own
+ *   4g4g       Ingo Molnar's 2003 patch as RHEL4 shipped it (2.6.9): a
+ *              kernel page table of its own
  *              (__PAGE_OFFSET 0x02000000), user space up to 0xFF000000, a
  *              16 MiB window at the top shared by both; CR3 written on every
  *              entry from and exit to user mode; nothing global; uaccess
  *              through kmap_atomic.
+ *   4g4g-2003  the same split with the patch's first entry/exit path (July
+ *              2003, kept in RHEL3's 2.4.21 backport): a CR3 read and
+ *              compare on every entry, return markers loaded from memory,
+ *              no sysenter (stubs/entry_4g4g_2003.asm).
  *   kpti       the 2018 design as Linux 4.19 applied it to 32-bit PAE: the
  *              kernel page table maps everything, the user one only user
  *              space plus the entry area; CR3 written on every entry/exit,
@@ -48,6 +53,9 @@ typedef struct Layout {
     bool pcid;               /* CR3 writes keep the other context's entries */
     bool indirect_uaccess;   /* copies through kmap_atomic, not user VAs */
     bool what_if;            /* not possible on real i686 hardware */
+    const char *stub;        /* its entry/exit stubs: stubs/STUB.asm */
+    bool no_sysenter;        /* the kernel it follows has no sysenter path */
+    bool kmap_global;        /* atomic kmaps (virtual stack, uaccess) carry G */
 } Layout;
 
 /* NULL if unknown. */

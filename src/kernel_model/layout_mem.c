@@ -35,6 +35,13 @@ static const LayoutMem mem_4g4g = {
               "__VMALLOC_RESERVE (3936 MiB); pgtable.h USER_PTRS_PER_PGD 4 (kpmd page)",
 };
 
+static const LayoutMem mem_4g4g_2003 = {
+    .name = "4g4g-2003",
+    .separate_kernel_pgd = true,
+    .per_process_bytes = 4 * KiB,
+    .source = "as 4g4g (the 2003 entry path changes the entry cost, not memory)",
+};
+
 /* kpti: Documentation/x86/pti.rst: "an extra 4k per process" (the PGD
  * becomes a kernel/user pair) and the 2 MiB cpu_entry_area. Estimate: on
  * 32-bit the cpu_entry_area sits below the fixmap and pushes the end of the
@@ -58,7 +65,8 @@ static const LayoutMem mem_kpti_pcid = {
 };
 
 static const LayoutMem *const table[] = {
-    &mem_3g1g, &mem_2g2g, &mem_1g3g, &mem_4g4g, &mem_kpti, &mem_kpti_pcid, NULL,
+    &mem_3g1g, &mem_2g2g, &mem_1g3g, &mem_4g4g, &mem_4g4g_2003, &mem_kpti, &mem_kpti_pcid,
+    NULL,
 };
 
 const LayoutMem *const *layout_mem_all(void) { return table; }

@@ -27,8 +27,12 @@
 enum {
     CD_KERNEL_CR3 = 0, CD_USER_CR3 = 4, CD_REAL_STACK = 8, CD_VIRTUAL_STACK = 12,
     CD_SYSENTER_RETURN = 16, CD_ENTRY_STACK = 20, CD_STACK_TOP = 24,
-    CD_NEXT_ESP = 28, CD_NEXT_CR3 = 32,
+    CD_NEXT_ESP = 28, CD_NEXT_CR3 = 32, CD_VSTACK_CHANGED = 36,
 };
+/* struct thread_info at the base of every kernel stack (stubs/common.inc:
+ * RHEL4 2.6.9's offsets). */
+enum { TI_FLAGS = 8, TI_SYSENTER_RETURN = 28, TI_REAL_STACK = 32, TI_VIRTUAL_STACK = 36,
+       TI_USER_PGD = 40 };
 /* struct pt_regs (2.6.12), in dwords. */
 enum { PT_EBX, PT_ECX, PT_EDX, PT_ESI, PT_EDI, PT_EBP, PT_EAX, PT_DS, PT_ES,
        PT_ORIG_EAX, PT_EIP, PT_CS, PT_EFLAGS, PT_OLDESP, PT_OLDSS, PT_NREGS };
@@ -57,6 +61,7 @@ struct Machine {
     ElfObject *stubs, *user;
     bool windowed;
     uint32_t cpu_data, gdt, idt, tss, estack_top, vstack;
+    uint32_t sysenter_return;    /* user EIP after SYSEXIT (cpu_data, thread_info) */
     uint32_t k_ret_from_fork;
     uint32_t u_int80, u_int80_done, u_sysenter, u_sysenter_done, u_work, u_work_done;
     uint32_t u_work_loop;        /* the loop head (0: user.o has no label) */
@@ -151,14 +156,6 @@ static bool place_section(void *data, const char *section, uint32_t size, uint32
     return true;
 }
 
-static const char *default_stub(const Layout *l)
-{
-    switch (l->kind) {
-    case LAYOUT_4G4G: return "entry_4g4g.o";
-    case LAYOUT_PTI: return "entry_kpti.o";
-    default: return "entry_shared.o";
-    }
-}
 
 /* The build's object, else the installed one. */
 static char *find_stub(const char *name)
@@ -173,8 +170,19 @@ static char *find_stub(const char *name)
 
 static bool load_stubs(Machine *m, const char *path, GError **err)
 {
-    char *def = path ? NULL : find_stub(default_stub(m->layout));
-    ElfLoadOptions o = { .base = ktext_va(m), .place = place_section, .place_data = m };
+    char *obj = g_strconcat(m->layout->stub, ".o", NULL);
+    char *def = path ? NULL : find_stub(obj);
+    g_free(obj);
+    /* Constants Linux links into its entry code as immediates: the kernel
+     * page table's physical address (swapper_pg_dir - __PAGE_OFFSET, the
+     * 4G/4G entry's CR3 value) and __PAGE_OFFSET (vanilla sysenter's
+     * user-pointer check). */
+    const ElfAddr externs[] = {
+        { "KERNEL_PGD", kspace_kernel_cr3(m->ks) },
+        { "PAGE_OFFSET", m->layout->page_offset },
+    };
+    ElfLoadOptions o = { .base = ktext_va(m), .place = place_section, .place_data = m,
+                         .externs = externs, .n_externs = G_N_ELEMENTS(externs) };
     m->stubs = elfload_file(path ? path : def, &o, err);
     g_free(def);
     if (!m->stubs)
@@ -383,6 +391,12 @@ int machine_task_new(Machine *m, GError **err)
     regs[PT_OLDSS] = USER_DS;
     t->saved_esp = t->kstack_va + THREAD_SIZE - sizeof regs;
     physmem_write(m->pm, t->kstack_pa + THREAD_SIZE - sizeof regs, regs, sizeof regs);
+    /* thread_info as copy_thread leaves it (flags 0): the real stack (RHEL3
+     * copy_thread: p->real_stack = p), the user page table, and the
+     * vsyscall return point. virtual_stack is set at each switch. */
+    physmem_write32(m->pm, t->kstack_pa + TI_REAL_STACK, t->kstack_va);
+    physmem_write32(m->pm, t->kstack_pa + TI_USER_PGD, task_user_cr3(m, t));
+    physmem_write32(m->pm, t->kstack_pa + TI_SYSENTER_RETURN, m->sysenter_return);
     t->live = true;
     m->ntasks++;
     return (int)i;
@@ -524,22 +538,38 @@ static void install_task(Machine *m, int next, bool boot)
         w32(m, cd + CD_NEXT_CR3, task_kernel_cr3(m, t));
         w32(m, m->tss + 4, t->kstack_va + THREAD_SIZE);          /* TSS.esp0 */
         break;
-    case LAYOUT_4G4G:
-        /* switch_mm records the user page table for the exit path;
-         * __switch_to re-points the virtual stack at the task's stack
-         * (the stub's INVLPGs follow in CONTEXT_SWITCH). */
-        w32(m, cd + CD_USER_CR3, task_user_cr3(m, t));
-        w32(m, cd + CD_REAL_STACK, t->kstack_va);
-        w32(m, cd + CD_VIRTUAL_STACK, m->vstack);
+    case LAYOUT_4G4G: {
+        /* __switch_to (RHEL4 arch/i386/kernel/process.c; RHEL3's does the
+         * same for its two pages): __kmap_atomic of each stack page at the
+         * virtual stack, which reads the PTE and rewrites it only if it
+         * differs; the stub INVLPGs the rewritten ones (CONTEXT_SWITCH,
+         * CD_VSTACK_CHANGED). Then thread_info->virtual_stack and
+         * load_virtual_esp0. switch_mm writes no CR3: the task's
+         * thread_info->user_pgd, set at fork, is what the exit loads. */
+        uint32_t changed = 0;
         for (int i = 0; i < 2; i++) {
             uint64_t pte_pa = kspace_window_pte(m->ks, m->vstack + i * PAGE_SIZE);
-            uint64_t pte = (t->kstack_pa + i * PAGE_SIZE) | PAE_P | PAE_RW | PAE_A | PAE_D;
-            if (boot)
+            uint64_t pte = (t->kstack_pa + i * PAGE_SIZE) | PAE_P | PAE_RW | PAE_A | PAE_D |
+                           (m->layout->kmap_global ? PAE_G : 0);
+            uint64_t old = 0;
+            if (boot) {
                 physmem_write64(m->pm, pte_pa, pte);
-            else
-                machine_kernel_write(m, kspace_phys_to_virt(m->ks, pte_pa), &pte, 8);
+                continue;
+            }
+            uint32_t pte_va = kspace_phys_to_virt(m->ks, pte_pa);
+            machine_kernel_read(m, pte_va, &old, 8);
+            if (old != pte) {
+                machine_kernel_write(m, pte_va, &pte, 8);
+                changed |= 1u << i;
+            }
         }
+        w32(m, cd + CD_VSTACK_CHANGED, changed);
+        w32(m, cd + CD_VIRTUAL_STACK, m->vstack);
+        w32(m, t->kstack_va + TI_VIRTUAL_STACK, m->vstack);
+        w32(m, m->tss + 4, m->vstack + THREAD_SIZE);             /* TSS.esp0 */
+        m->counts.vstack_ptes_rewritten += (unsigned)__builtin_popcount(changed);
         break;
+    }
     case LAYOUT_PTI:
         w32(m, cd + CD_NEXT_CR3, task_kernel_cr3(m, t));
         w32(m, cd + CD_KERNEL_CR3, task_kernel_cr3(m, t));
@@ -548,8 +578,6 @@ static void install_task(Machine *m, int next, bool boot)
         w32(m, cd + CD_ENTRY_STACK, m->estack_top);
         break;
     }
-    if (m->layout->kind == LAYOUT_4G4G)
-        w32(m, cd + CD_KERNEL_CR3, kspace_kernel_cr3(m->ks));
 }
 
 /* The C half of schedule(): save the running task's kernel ESP (it stopped
@@ -753,6 +781,13 @@ Machine *machine_new(const MachineConfig *cfg, GError **err)
     m->layout = cfg->layout;
     m->preset = cfg->preset;
     m->sysenter = cfg->sysenter;
+    if (cfg->sysenter && cfg->layout->no_sysenter) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "layout %s has no sysenter path (the kernel it follows enters "
+                    "only through int 0x80); leave out --sysenter", cfg->layout->name);
+        g_free(m);
+        return NULL;
+    }
     m->windowed = cfg->layout->kind != LAYOUT_SHARED;
     m->pending = -1;
     m->ffwd = true;
@@ -764,10 +799,10 @@ Machine *machine_new(const MachineConfig *cfg, GError **err)
     if (!(m->ks = kspace_new(m->pm, cfg->layout, cfg->ram, pse, err)) ||
         !load_stubs(m, cfg->stubs, err) || !load_user_code(m, err) || !build_tables(m, err))
         goto fail;
-    boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, 0);
-    uint32_t sr;
-    if (elfload_symbol(m->user, "sysenter_return", &sr))
-        boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, sr);
+    uint32_t sr = 0;
+    elfload_symbol(m->user, "sysenter_return", &sr);
+    m->sysenter_return = sr;
+    boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, sr);
     if (!cpu_boot(m, err))
         goto fail;
     cpu_port_register(m->cpu, HYPERCALL_PORT, 1, NULL, hypercall, m);
@@ -835,5 +870,9 @@ CpuStop machine_run_free(Machine *m, uint64_t max_steps, bool *faulted, CpuEvent
 
 void machine_set_sysenter_return(Machine *m, uint32_t eip)
 {
+    m->sysenter_return = eip;
     boot_write32(m, m->cpu_data + CD_SYSENTER_RETURN, eip);
+    for (unsigned i = 0; i < MACHINE_MAX_TASKS; i++)
+        if (m->tasks[i].live)
+            physmem_write32(m->pm, m->tasks[i].kstack_pa + TI_SYSENTER_RETURN, eip);
 }

@@ -129,6 +129,7 @@ void machine_kernel_copy_lines(Machine *m, uint32_t from, uint32_t to, uint32_t 
 typedef struct {
     uint64_t syscalls, irqs, switches;
     uint64_t guest_faults;
+    uint64_t vstack_ptes_rewritten;  /* 4g4g: virtual-stack PTEs a switch changed */
 } MachineCounts;
 const MachineCounts *machine_counts(const Machine *m);
 

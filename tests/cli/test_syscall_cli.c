@@ -89,7 +89,7 @@ START_TEST(edited_stub)
     char *at = strstr(text, anchor);
     ck_assert_ptr_nonnull(at);
     GString *edited = g_string_new_len(text, at - text);
-    g_string_append(edited, "    SAVE_ALL\n    mov eax, cr3\n    mov cr3, eax\n    CALL_BODY\n");
+    g_string_append(edited, "    SAVE_ALL\n    mov edx, cr3\n    mov cr3, edx\n    CALL_BODY\n");
     g_string_append(edited, at + strlen(anchor));
     char *stub = g_build_filename(dir, "entry_shared.asm", NULL);
     char *incout = g_build_filename(dir, "common.inc", NULL);

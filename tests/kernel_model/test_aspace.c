@@ -43,7 +43,7 @@ static bool walk(Fix *f, uint32_t cr3, uint32_t va, Access a, int cpl, PaeWalk *
     return pae_walk(&r, f->pm, va, a, cpl, w);
 }
 
-static const char *all_layouts[] = { "3g1g", "2g2g", "1g3g", "4g4g", "kpti", "kpti-pcid" };
+static const char *all_layouts[] = { "3g1g", "2g2g", "1g3g", "4g4g", "kpti", "kpti-pcid", "4g4g-2003" };
 
 /* Kernel mode reaches lowmem through the direct map at page_offset. */
 START_TEST(direct_map)

@@ -17,7 +17,8 @@
 
 #define GiB (1024ULL * 1024 * 1024)
 
-static const char *layouts[] = { "3g1g", "2g2g", "1g3g", "4g4g", "kpti", "kpti-pcid" };
+static const char *layouts[] = { "3g1g", "2g2g", "1g3g", "4g4g", "kpti", "kpti-pcid",
+                                  "4g4g-2003" };
 
 typedef struct {
     Preset *p;
@@ -72,9 +73,11 @@ static void null_call(Fix *f, const char *name)
 /* CR3 writes and dropped TLB entries per null syscall, warm. */
 START_TEST(null_syscall_cr3)
 {
-    static const unsigned want_cr3[] = { 0, 0, 0, 2, 2, 2 };
+    static const unsigned want_cr3[] = { 0, 0, 0, 2, 2, 2, 2 };
     const char *name = layouts[_i / 2];
     bool sysenter = _i % 2;
+    if (sysenter && layout_find(name)->no_sysenter)
+        return;                           /* no_sysenter_2003 */
     Fix f = boot(name, sysenter);
     for (int i = 0; i < 3; i++)
         null_call(&f, "getppid");             /* warm up */
@@ -86,7 +89,7 @@ START_TEST(null_syscall_cr3)
     ck_assert_uint_eq(machine_counts(f.m)->syscalls - sc, 10);
     ck_assert_uint_eq(mmu_stats(machine_mmu(f.m))->cr3_writes - cr3, 10 * want_cr3[_i / 2]);
     uint64_t d = tlbstat(&f, "dropped_cr3") - dropped;
-    bool flushes = !strcmp(name, "4g4g") || !strcmp(name, "kpti");
+    bool flushes = !strcmp(name, "4g4g") || !strcmp(name, "kpti") || !strcmp(name, "4g4g-2003");
     if (flushes)
         ck_assert_uint_gt(d, 0);
     else
@@ -287,13 +290,16 @@ END_TEST
 
 /* Two tasks: a context switch through the timer interrupt. 3g1g writes CR3
  * once (switch_mm); 4g4g writes it twice (the IRQ's entry and exit) and
- * remaps the virtual stack with two INVLPGs; both land in the other task. */
+ * remaps the virtual stack: both of its PTEs change (the two tasks' stacks
+ * are different frames), so __kmap_atomic rewrites both and the stub
+ * INVLPGs both; both land in the other task. The 2003 form does the same
+ * (RHEL3 __switch_to, KM_VSTACK0/1). */
 START_TEST(context_switch)
 {
-    static const char *names[] = { "3g1g", "4g4g", "kpti" };
-    static const unsigned want_cr3[] = { 1, 2, 3 };   /* kpti: entry, switch_mm, exit */
-    static const unsigned want_invlpg[] = { 0, 2, 0 };
-    for (int l = 0; l < 3; l++) {
+    static const char *names[] = { "3g1g", "4g4g", "kpti", "4g4g-2003" };
+    static const unsigned want_cr3[] = { 1, 2, 3, 2 };   /* kpti: entry, switch_mm, exit */
+    static const unsigned want_invlpg[] = { 0, 2, 0, 2 };
+    for (int l = 0; l < 4; l++) {
         Fix f = boot(names[l], false);
         GError *err = NULL;
         int t1 = machine_task_new(f.m, &err);
@@ -305,13 +311,100 @@ START_TEST(context_switch)
         ck_assert_uint_eq(mmu_stats(machine_mmu(f.m))->cr3_writes - cr3, want_cr3[l]);
         ck_assert_uint_eq(tlbstat(&f, "flushes_invlpg") - inv, want_invlpg[l]);
         ck_assert_uint_eq(machine_counts(f.m)->switches, 1);
+        ck_assert_uint_eq(machine_counts(f.m)->vstack_ptes_rewritten, want_invlpg[l]);
         /* The new task makes a syscall and the old one resumes fine. */
         null_call(&f, "getppid");
+        inv = tlbstat(&f, "flushes_invlpg");
         ck_assert(machine_switch_to(f.m, 0, &err));
+        ck_assert_uint_eq(tlbstat(&f, "flushes_invlpg") - inv, want_invlpg[l]);
+        ck_assert_uint_eq(machine_counts(f.m)->vstack_ptes_rewritten, 2 * want_invlpg[l]);
         null_call(&f, "getppid");
         ck_assert_int_eq(machine_current(f.m), 0);
         fix_free(&f);
     }
+}
+END_TEST
+
+/* RHEL3's 2.4.21 has no sysenter entry: asking for one is a clear error,
+ * not a run. */
+START_TEST(no_sysenter_2003)
+{
+    GError *err = NULL;
+    Preset *p = preset_load("p4-northwood", &err);
+    MachineConfig cfg = { .preset = p, .layout = layout_find("4g4g-2003"), .ram = 4 * GiB,
+                          .sysenter = true };
+    Machine *m = machine_new(&cfg, &err);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(err && strstr(err->message, "4g4g-2003") && strstr(err->message, "sysenter"),
+                  "%s", err ? err->message : "no error");
+    g_error_free(err);
+    preset_free(p);
+}
+END_TEST
+
+/* Instructions per null syscall, counted by hand from the two entry.S
+ * (stubs/entry_4g4g.asm and entry_4g4g_2003.asm follow them line by line):
+ *   entry: RHEL4's __SWITCH_KERNELSPACE runs 10 (cmp, jb, the immediate,
+ *          two movs, two ands, or, mov cr3, mov esp); RHEL3's __SWITCH 12
+ *          (mov from cr3, cmp, jz, the immediate, mov cr3, GET_CURRENT's
+ *          two, the real_stack load, mov, and, or, mov esp): +2;
+ *   exit:  RHEL4's user path 29 (the EIP load, two marker pairs of
+ *          cmp/jb, the EFLAGS/CS test of four, GET_THREAD_INFO's two, two
+ *          loads, mov/and/or, mov esp, mov cr3, nine pops, add, iret);
+ *          RHEL3's 30 (one marker pair of loads/compares, the same test,
+ *          GET_CURRENT, two loads, two nops, mov/and/or, mov eax,esp,
+ *          mov esp, mov cr3, nine pops, add, iret): +1.
+ * So the 2003 form executes exactly 3 more per call. */
+START_TEST(entry_2003_insns)
+{
+    uint64_t per_call[2];
+    const char *names[2] = { "4g4g", "4g4g-2003" };
+    for (int l = 0; l < 2; l++) {
+        Fix f = boot(names[l], false);
+        for (int i = 0; i < 3; i++)
+            null_call(&f, "getppid");
+        uint64_t n0 = cpu_insns(machine_cpu(f.m));
+        for (int i = 0; i < 10; i++)
+            null_call(&f, "getppid");
+        per_call[l] = (cpu_insns(machine_cpu(f.m)) - n0) / 10;
+        fix_free(&f);
+    }
+    ck_assert_uint_eq(per_call[1], per_call[0] + 3);
+}
+END_TEST
+
+/* The sixth syscall argument under sysenter is EBP, and the vsyscall page
+ * put the user's EBP on the user stack and the stack pointer in EBP
+ * (user.asm, vsyscall-sysenter.S). Vanilla 2.6's sysenter_entry loads it
+ * back from the user stack; RHEL4's 4G/4G entry does not ("No six-argument
+ * syscall is ever used with sysenter"), so its body sees the stack
+ * pointer. Through int 0x80 every layout passes EBP as it is. */
+static uint32_t seen_arg6;
+static uint32_t record_arg6(Machine *m, uint32_t nr, const uint32_t args[6], void *user)
+{
+    (void)m, (void)nr, (void)user;
+    seen_arg6 = args[5];
+    return 0;
+}
+
+START_TEST(sysenter_sixth_argument)
+{
+    static const char *names[] = { "3g1g", "2g2g", "1g3g", "4g4g", "kpti" };
+    const char *name = names[_i / 2];
+    bool sysenter = _i % 2;
+    Fix f = boot(name, sysenter);
+    machine_set_body(f.m, record_arg6, NULL);
+    const uint32_t args[6] = { 1, 2, 3, 4, 5, 0xCAFE0006u };
+    GError *err = NULL;
+    seen_arg6 = 0;
+    ck_assert_msg(machine_syscall(f.m, 64, args, NULL, &err), "%s", err ? err->message : "");
+    bool loaded = !sysenter || !strcmp(name, "3g1g") || !strcmp(name, "2g2g") ||
+                  !strcmp(name, "1g3g") || !strcmp(name, "kpti");
+    if (loaded)
+        ck_assert_uint_eq(seen_arg6, 0xCAFE0006u);
+    else
+        ck_assert_uint_ne(seen_arg6, 0xCAFE0006u);
+    fix_free(&f);
 }
 END_TEST
 
@@ -320,7 +413,10 @@ int main(void)
     Suite *s = suite_create("machine");
     TCase *tc = tcase_create("stubs");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, null_syscall_cr3, 0, 12);
+    tcase_add_loop_test(tc, null_syscall_cr3, 0, 14);
+    tcase_add_test(tc, no_sysenter_2003);
+    tcase_add_test(tc, entry_2003_insns);
+    tcase_add_loop_test(tc, sysenter_sixth_argument, 0, 10);
     tcase_add_test(tc, kernel_globals_survive);
     tcase_add_test(tc, uaccess_kmap_per_page);
     tcase_add_test(tc, context_switch);

@@ -12,6 +12,8 @@ BITS 32
 
 %define HW_FRAME 20                 ; eip, cs, eflags, esp, ss
 
+extern PAGE_OFFSET                  ; __PAGE_OFFSET, resolved when the model loads the stubs
+
 section .entry progbits alloc exec nowrite align=16
 global int80_entry, sysenter_entry, irq_entry, ret_from_fork, cpu_data
 
@@ -114,6 +116,16 @@ syscall_call:
 sysenter_call:
     push eax
     SAVE_ALL
+    ; do_fast_syscall_32 (4.19 arch/x86/entry/common.c): "Fetch EBP from
+    ; where the vDSO stashed it", get_user(regs->bp, regs->sp): the user
+    ; limit check, the load from the user stack, the store into pt_regs.
+    ; A bad pointer returns -EFAULT there; the model's user stack is always
+    ; below the limit, so that branch is never taken (not_modelled).
+    mov edx, [esp + PT_OLDESP]
+    cmp edx, PAGE_OFFSET - 3
+    jae not_modelled
+    mov edx, [edx]
+    mov [esp + PT_EBP], edx
     CALL_BODY
     CONTEXT_SWITCH 1, restore_all
     jmp sysexit_path
@@ -124,6 +136,8 @@ irq_call:
     CALL_IRQ
     CONTEXT_SWITCH 1, restore_all
     jmp restore_all
+
+NOT_MODELLED
 
 section .entry_data progbits alloc noexec write align=32
 cpu_data:
