@@ -217,10 +217,16 @@ static TraceHeader *header_new(const GenContext *g, const GenOptions *o)
     trace_header_set(h, "seed", buf);
     g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, o->count);
     trace_header_set(h, "count", buf);
-    if (o->rate > 0)
-        trace_header_set_double(h, "rate", o->rate);
-    trace_header_set_double(h, "clock-mhz", o->clock_mhz);
-    trace_header_set_double(h, "ipc", o->ipc);
+    if (o->rate_on) {
+        trace_header_set_double(h, "rate", o->rate_target);
+        trace_header_set_double(h, "rate-realised", o->rate_realised);
+        trace_header_set(h, "rate-on", o->rate_on);
+    } else {
+        if (o->rate > 0)
+            trace_header_set_double(h, "rate", o->rate);
+        trace_header_set_double(h, "clock-mhz", o->clock_mhz);
+        trace_header_set_double(h, "ipc", o->ipc);
+    }
     g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, g->user_insns);
     trace_header_set(h, "user-insns", buf);
     g_snprintf(buf, sizeof buf, "%" G_GUINT32_FORMAT, g->pages);

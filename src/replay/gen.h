@@ -74,6 +74,11 @@ typedef struct {
     bool have_pattern;
     TracePattern pattern;
     GStrv params;         /* "KEY=VALUE" entries, or NULL */
+    /* Set when user_insns was solved for a realised rate (gen_rate.h): the
+     * header then records the target, what the replay reached and where,
+     * instead of the nominal clock and IPC. */
+    double rate_target, rate_realised;
+    const char *rate_on;  /* "p4-northwood, 3g1g, int 0x80" */
 } GenOptions;
 
 #define GEN_DEFAULT_COUNT 100000

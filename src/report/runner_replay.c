@@ -10,12 +10,14 @@
  * A workload is a vmsplit trace file, or "gen:NAME" (replay/gen.h): the
  * generator writes a private temporary trace for the point with the
  * point's count, seed and rate, and the file is removed afterwards. The
- * rate is converted the way `vmsplit gen --rate` converts it (insns =
- * clock x IPC / rate, IPC 1) at the point's CPU clock, so "--rate 50000"
- * means 50 000 syscalls per second of CPU time on that CPU if the user
- * work ran at one instruction per cycle; the simulated rate
- * (syscalls_per_sec) is what the machine then achieved. count, seed and
- * rate mean nothing for a trace file; they still appear in its rows.
+ * rate is a target the workload reaches, as `vmsplit gen --rate` makes it
+ * (replay/gen_rate.h): replayed on the point's CPU under 3g1g with the
+ * point's entry, it makes that many syscalls per simulated second, kernel
+ * time included. base_syscalls_per_sec is what the 3g1g replay reached
+ * (within 0.5 % of the target), syscalls_per_sec what the point's layout
+ * reached with the same user work (lower: its syscalls cost more).
+ * count, seed and rate mean nothing for a trace file; they still appear
+ * in its rows.
  *
  * Nothing is cached across points: run_point may run on several threads
  * at once, and everything it uses (preset, TLB config, trace, replays) is
@@ -24,6 +26,7 @@
 #include "cpu/preset.h"
 #include "kernel_model/layout.h"
 #include "replay/gen.h"
+#include "replay/gen_rate.h"
 #include "replay/replay.h"
 #include "replay/trace.h"
 #include "report/csv.h"
@@ -127,15 +130,15 @@ static const SweepParam params[] = {
     {"seed", "seed", SWEEP_PARAM_UINT, 0, "1",
      "gen: seed of the generator (ignored for trace files)", NULL},
     {"rate", "rate", SWEEP_PARAM_UINT, 0, "0",
-     "gen: syscalls per second of CPU time at the CPU's clock and IPC 1 (0: the "
-     "generator's default user work; ignored for trace files)", NULL},
+     "gen: target syscalls per simulated second, reached under 3g1g on the point's "
+     "CPU and entry (0: the generator's default user work; ignored for trace files)", NULL},
 };
 enum { P_WORKLOAD, P_CPU, P_LAYOUT, P_ENTRY, P_RAM, P_DENT, P_IENT, P_COUNT, P_SEED, P_RATE };
 
 /* Figures of the layout's replay unless the name says base_ (the 3g1g
  * replay of the same workload). */
 static const char *const figures[] = {
-    "syscalls_per_sec", "overhead_pct", "extra_ns_per_syscall",
+    "syscalls_per_sec", "base_syscalls_per_sec", "overhead_pct", "extra_ns_per_syscall",
     "cycles", "base_cycles", "seconds", "base_seconds",
     "syscalls", "switches", "user_insns",
     "user_cycles", "syscall_cycles", "switch_cycles",
@@ -172,8 +175,13 @@ static char *gen_trace(const Preset *p, const SweepPoint *pt, GError **err)
     o.count = num(pt, P_COUNT);
     o.seed = num(pt, P_SEED);
     if (num(pt, P_RATE) > 0) {
-        o.rate = (double)num(pt, P_RATE);
-        o.clock_mhz = p->clock_mhz;
+        GenRateTarget t = { .rate = (double)num(pt, P_RATE), .preset = p,
+                            .sysenter = !strcmp(pt->values[P_ENTRY], "sysenter") };
+        GenRateResult res;
+        if (!gen_rate_solve(g, &o, &t, &res, err))
+            return NULL;
+        o.have_user_insns = true;
+        o.user_insns = res.user_insns;
     }
     char *path = NULL;
     int fd = g_file_open_tmp("vmsplit-sweep-XXXXXX", &path, err);
@@ -204,6 +212,8 @@ static void fill_figures(const ReplayResult *r, const ReplayResult *base, char *
     double mhz = replay_config(r)->preset->clock_mhz;
     size_t i = 0;
     out[i++] = sweep_format_double(secs > 0 ? (double)t->syscalls / secs : 0.0, 2);
+    double bsecs = replay_seconds(base);
+    out[i++] = sweep_format_double(bsecs > 0 ? (double)b->syscalls / bsecs : 0.0, 2);
     out[i++] = sweep_format_double(b->cycles ? 100.0 * extra / (double)b->cycles : 0.0, 4);
     out[i++] = sweep_format_double(t->syscalls ? extra / (double)t->syscalls / mhz * 1e3 : 0.0, 1);
     out[i++] = sweep_format_uint(t->cycles);

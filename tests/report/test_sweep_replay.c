@@ -198,14 +198,20 @@ END_TEST
 START_TEST(test_rate)
 {
     CsvTable *t = table();
-    /* --rate R on a 2.8 GHz CPU: 2.8e9 / R user instructions per syscall
-     * (the import-strace/gen conversion at IPC 1). */
+    /* --rate R is what the workload reaches under 3g1g on the point's CPU
+     * (gen_rate.h promises 0.5 %; users are promised 5 %): the 3g1g
+     * replay's own rate, in both the 3g1g row and the 4g4g row's baseline
+     * columns. 4g4g, with the same user work, reaches less: each of its
+     * syscalls costs more. And the rate is not the nominal 2.8e9 / R user
+     * instructions at IPC 1: the kernel's share takes some of 1/R. */
     for (unsigned rate = RATE_LOW; rate <= RATE_HIGH; rate *= 4) {
-        guint r = row(t, "4g4g", rate);
+        guint r = row(t, "4g4g", rate), b = row(t, "3g1g", rate);
+        ck_assert_msg(fabs(dget(t, b, "syscalls_per_sec") / rate - 1) < 0.005,
+                      "3g1g at --rate %u: %s syscalls/s", rate, get(t, b, "syscalls_per_sec"));
+        ck_assert_str_eq(get(t, r, "base_syscalls_per_sec"), get(t, b, "syscalls_per_sec"));
+        ck_assert_double_lt(dget(t, r, "syscalls_per_sec"), rate);
         double per = (double)uget(t, r, "user_insns") / (double)uget(t, r, "syscalls");
-        double want = P4_HZ / rate;
-        ck_assert_msg(fabs(per - want) < 0.01 * want, "rate %u: %f user insns per syscall, "
-                      "expected %f", rate, per, want);
+        ck_assert_double_lt(per, P4_HZ / rate);
     }
     /* The per-syscall cost of 4G/4G is fixed; less user work per syscall
      * (a higher rate) leaves it a larger share of the time. */
@@ -223,11 +229,11 @@ END_TEST
 
 START_TEST(test_trace_file_same_as_gen)
 {
-    /* `vmsplit gen null` at the same rate converted at 2800 MHz, replayed
-     * from a file, is the same workload as gen:null at that rate. */
+    /* `vmsplit gen null` at the same rate on the same CPU, replayed from a
+     * file, is the same workload as gen:null at that rate. */
     char *tr = tpath("null.vmt"), *out = tpath("file.csv");
     ck_assert_int_eq(run(NULL, "gen", "null", "--count", "200", "--rate", "200000",
-                         "--clock-mhz", "2800", "-o", tr, NULL), 0);
+                         "--cpu", "p4-northwood", "-o", tr, NULL), 0);
     ck_assert_int_eq(run(NULL, "sweep", "--kind", "replay", "--workloads", tr, "--layouts",
                          "4g4g", "-q", "-o", out, NULL), 0);
     GError *e = NULL;

@@ -1,8 +1,14 @@
 /* vmsplit gen: write a synthetic workload trace.
  *
- *   vmsplit gen NAME [--count N] [--seed S] [--rate R [--clock-mhz F] [--ipc F]
- *                    | --user-insns N] [--pages N] [--pattern P]
+ *   vmsplit gen NAME [--count N] [--seed S]
+ *                    [--rate R [--cpu P] [--sysenter] | --rate R --clock-mhz F [--ipc F]
+ *                     | --user-insns N] [--pages N] [--pattern P]
  *                    [--param KEY=VALUE]... [-o FILE]
+ *
+ * --rate R alone is a realised rate: the user work per syscall is solved by
+ * replaying the workload on the CPU under 3g1g (replay/gen_rate.h). With
+ * --clock-mhz or --ipc it is the nominal conversion of import-strace
+ * (clock x IPC / R user instructions, no replay).
  *
  * The generators and their documentation live in src/replay/gen*.c; this
  * file parses the options and lists the generators in --help.
@@ -11,7 +17,9 @@
  * output). */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cpu/preset.h"
 #include "replay/gen.h"
+#include "replay/gen_rate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +36,8 @@ static int usage_error(const char *msg, const char *arg)
 }
 
 typedef struct {
-    char *count, *seed, *rate, *insns, *clock, *ipc, *pages, *pattern, *out;
+    char *count, *seed, *rate, *insns, *clock, *ipc, *pages, *pattern, *out, *cpu;
+    gboolean sysenter;
     GStrv params;
 } RawArgs;
 
@@ -36,6 +45,7 @@ static void raw_args_clear(RawArgs *r)
 {
     g_free(r->count), g_free(r->seed), g_free(r->rate), g_free(r->insns);
     g_free(r->clock), g_free(r->ipc), g_free(r->pages), g_free(r->pattern), g_free(r->out);
+    g_free(r->cpu);
     g_strfreev(r->params);
 }
 
@@ -69,6 +79,9 @@ static int to_options(RawArgs *r, GenOptions *o)
         return usage_error("--seed: expected a whole number from 0 to 2^64-1, got '%s'", r->seed);
     if (r->rate && r->insns)
         return usage_error("%s", "--rate and --user-insns both given: expected one of them");
+    if ((r->cpu || r->sysenter) && (r->clock || r->ipc || !r->rate))
+        return usage_error("%s", "--cpu and --sysenter choose where a realised --rate is "
+                                 "reached: expected --rate without --clock-mhz and --ipc");
     if (r->rate && !parse_positive(r->rate, &o->rate))
         return usage_error("--rate: expected a positive number of syscalls per second, got '%s'",
                            r->rate);
@@ -116,12 +129,17 @@ static GOptionContext *option_context(RawArgs *r, GString *desc)
         {"seed", 's', 0, G_OPTION_ARG_STRING, &r->seed,
          "Seed of the generator's PRNG (default 1): same seed, same bytes", "S"},
         {"rate", 0, 0, G_OPTION_ARG_STRING, &r->rate,
-         "Syscalls per second of user CPU time: clock x IPC / R user instructions "
-         "per syscall", "R"},
+         "Syscalls per simulated second the workload reaches on --cpu under 3g1g "
+         "(the user work is solved by replaying it)", "R"},
+        {"cpu", 'c', 0, G_OPTION_ARG_STRING, &r->cpu,
+         "CPU preset a realised --rate is reached on (default " PRESET_DEFAULT ")", "P"},
+        {"sysenter", 0, 0, G_OPTION_ARG_NONE, &r->sysenter,
+         "Reach the --rate with sysenter entries instead of int 0x80", NULL},
         {"clock-mhz", 0, 0, G_OPTION_ARG_STRING, &r->clock,
-         "Clock that --rate is stated at, in MHz (default 2000, as import-strace)", "F"},
+         "Nominal --rate instead: user time only, clock x IPC / R user instructions "
+         "per syscall at this clock in MHz (default 2000, as import-strace)", "F"},
         {"ipc", 0, 0, G_OPTION_ARG_STRING, &r->ipc,
-         "Instructions per cycle for --rate (default 1, as import-strace)", "F"},
+         "Instructions per cycle of a nominal --rate (default 1)", "F"},
         {"user-insns", 0, 0, G_OPTION_ARG_STRING, &r->insns,
          "User instructions before each syscall (default: the generator's)", "N"},
         {"pages", 0, 0, G_OPTION_ARG_STRING, &r->pages,
@@ -138,14 +156,18 @@ static GOptionContext *option_context(RawArgs *r, GString *desc)
     g_string_append(desc,
         "Writes a vmsplit trace (workloads/FORMAT.md) of a named workload. Every\n"
         "syscall of the loop follows one user event of the same pid: --user-insns\n"
-        "instructions, or clock x IPC / rate for --rate (the rate counts user time\n"
-        "only; the replay adds the kernel's). Output is deterministic for a seed.\n"
-        "Exit status: 0 written, 2 bad input. docs/generators.md has the details.\n\n"
+        "instructions, or what --rate needs. --rate R is realised: the workload,\n"
+        "replayed on --cpu under 3g1g, makes R syscalls per simulated second, kernel\n"
+        "time included (a few replays solve for the user work; stderr says what was\n"
+        "reached). With --clock-mhz or --ipc the rate is nominal instead: clock x IPC\n"
+        "/ R user instructions per syscall, user time only, no replay. Output is\n"
+        "deterministic for a seed. Exit status: 0 written, 2 bad input (an\n"
+        "unreachable rate included). docs/generators.md has the details.\n\n"
         "Generators:\n");
     for (const Generator *const *g = gen_registry; *g; g++)
         describe_generator(desc, *g);
     g_string_append(desc, "\nExample:\n  vmsplit gen null --count 1000000 -o null.vmt.gz\n"
-                          "  vmsplit gen db --rate 50000 --param procs=8 -o db.vmt\n");
+                          "  vmsplit gen db --rate 10000 --cpu core2 --param procs=8 -o db.vmt\n");
     g_option_context_set_description(ctx, desc->str);
     g_option_context_add_main_entries(ctx, entries, NULL);
     return ctx;
@@ -181,7 +203,30 @@ int cmd_gen(int argc, char **argv)
         return status;
     }
     GError *err = NULL;
-    bool ok = gen_write(gen, &o, r.out ? r.out : "-", &err);
+    bool ok = true;
+    Preset *p = NULL;
+    g_autofree char *on = NULL;
+    if (o.rate > 0 && !r.clock && !r.ipc) {
+        GenRateResult res;
+        GenRateTarget t = { .rate = o.rate, .sysenter = r.sysenter };
+        ok = (p = preset_load(r.cpu ? r.cpu : PRESET_DEFAULT, &err)) != NULL;
+        t.preset = p;
+        ok = ok && gen_rate_solve(gen, &o, &t, &res, &err);
+        if (ok) {
+            on = g_strdup_printf("%s, 3g1g, %s", p->name, r.sysenter ? "sysenter" : "int 0x80");
+            fprintf(stderr, "vmsplit " CMD ": --rate %g: %.0f syscalls/s realised on %s with "
+                    "%" G_GUINT64_FORMAT " user instructions per syscall (%u replays)\n",
+                    o.rate, res.realised, on, res.user_insns, res.rounds);
+            o.rate_target = o.rate;
+            o.rate_realised = res.realised;
+            o.rate_on = on;
+            o.rate = 0;
+            o.have_user_insns = true;
+            o.user_insns = res.user_insns;
+        }
+    }
+    ok = ok && gen_write(gen, &o, r.out ? r.out : "-", &err);
+    preset_free(p);
     raw_args_clear(&r);
     return ok ? VMS_EXIT_OK : cli_fail(CMD, err);
 }
