@@ -14,12 +14,20 @@
 # Variables (all optional): csv, out (.png -> pngcairo, .svg -> svg, .pdf -> pdfcairo),
 #   groupcols (columns whose values make one line each, default "layout";
 #   `vmsplit plot` adds struct_page when it varies), plottitle, memmap (0: no
-#   mem_map lines).
+#   mem_map lines), seed (0: without the mail's 64 GB point, drawn at 64 GiB
+#   installed RAM).
 
 if (!exists("csv")) csv = "sweep.csv"
 if (!exists("out")) out = "lowmem.png"
 if (!exists("groupcols")) groupcols = "layout"
 if (!exists("memmap")) memmap = 1
+if (!exists("seed")) seed = 1
+# The seed mail's /proc/meminfo on a 64 GB 4G/4G box (Ingo Molnar, 9 Jul
+# 2003, seeds/001-mail-...): MemTotal 66052020 kB, LowTotal 3137464 kB.
+$mail << EOD
+ram_gib,low_mib
+64,3063.93
+EOD
 # The terminal (.png, .svg or .pdf) from the output name: terminal.gp beside
 # this script.
 gpdir(s) = strstrt(s, "/") ? s[1:strstrt(s, "/")] . gpdir(s[strstrt(s, "/") + 1:]) : ""
@@ -78,4 +86,6 @@ plot for [i = 1:ngroups] csv \
         with lines lt i lw 1 dt 2 title "mem\\_map " . word(groups, i), \
      for [k = 1:(nofail > 0)] csv \
         using (column("boots") == 0 ? column("ram_mib") / 1024. : NaN):(column("low_total_kb") / 1024.) \
-        with points pt 2 ps 2.2 lw 2.5 lc rgb "#d62728" title "does not boot"
+        with points pt 2 ps 2.2 lw 2.5 lc rgb "#d62728" title "does not boot", \
+     for [k = 1:(seed != 0)] $mail using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb "black" \
+        title "4G/4G mail, 64 GB: LowTotal 3 137 464 kB"

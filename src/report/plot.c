@@ -3,6 +3,8 @@
 #include "config.h"
 #include "report/plot.h"
 #include "report/sweep.h"
+#include "cpu/preset.h"
+#include "kernel_model/layout.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -20,6 +22,7 @@ typedef struct {
                                        * sweep's rate): not a group either */
     const char *const *groups;        /* candidate group columns (no sweep line) */
     PlotVarsFn vars;
+    const char *const *always;        /* group columns taken whenever present */
 } PlotKindPriv;
 
 static void add_var(GString *vars, const char *name, const char *value)
@@ -59,6 +62,37 @@ static bool vars_tlb(const CsvTable *t, GString *vars, const char **xcol, GError
     return true;
 }
 
+/* What the title and legend of a rate plot say about the data: the CPU and
+ * its clock when the CSV has one CPU ("p4-northwood, 2800 MHz"), and which
+ * of its layouts are what-ifs (layout.h: not possible on real i686). */
+static bool vars_rate(const CsvTable *t, GString *vars, const char **xcol, GError **err)
+{
+    (void)xcol, (void)err;
+    int c = csv_table_column(t, "cpu"), l = csv_table_column(t, "layout");
+    bool one_cpu = c >= 0 && t->rows->len > 0;
+    for (guint r = 1; one_cpu && r < t->rows->len; r++)
+        one_cpu = !strcmp(csv_table_get(t, r, (guint)c), csv_table_get(t, 0, (guint)c));
+    if (one_cpu) {
+        GError *ignore = NULL;
+        Preset *p = preset_load(csv_table_get(t, 0, (guint)c), &ignore);
+        g_clear_error(&ignore);
+        char *label = p ? g_strdup_printf("%s, %g MHz", p->name, p->clock_mhz)
+                        : g_strdup(csv_table_get(t, 0, (guint)c));
+        add_var(vars, "cpulabel", label);
+        g_free(label);
+        preset_free(p);
+    }
+    GString *whatif = g_string_new(NULL);
+    for (guint r = 0; l >= 0 && r < t->rows->len; r++) {
+        const Layout *lay = layout_find(csv_table_get(t, r, (guint)l));
+        if (lay && lay->what_if && !strstr(whatif->str, lay->name))
+            g_string_append_printf(whatif, "%s%s", whatif->len ? " " : "", lay->name);
+    }
+    add_var(vars, "whatif", whatif->str);
+    g_string_free(whatif, TRUE);
+    return true;
+}
+
 static const char *const need_overhead[] = {"layout", "syscalls_per_sec", "overhead_pct", NULL};
 static const char *const need_latency[] = {"syscall", "layout", "base_ns", "cr3_ns",
                                            "refill_ns", "uaccess_ns", "body_ns", NULL};
@@ -67,21 +101,22 @@ static const char *const need_lowmem[] = {"layout", "ram_mib", "low_total_kb",
 static const char *const need_none[] = {NULL};
 
 static const char *const groups_layout[] = {"layout", NULL};
+static const char *const groups_overhead[] = {"workload", "layout", NULL};
 static const char *const groups_lowmem[] = {"layout", "struct_page", NULL};
 static const char *const groups_tlb[] = {"policy", "layout", "cpu", "dtlb_ways",
                                          "itlb_ways", "flush_every", "trace", NULL};
 
 static const PlotKindPriv kinds[] = {
     {{"overhead", "overhead.gp", "overhead (%) against syscalls/s per layout, 0-30 % band",
-      need_overhead}, "syscalls_per_sec", "rate", groups_layout, NULL},
+      need_overhead}, "syscalls_per_sec", "rate", groups_layout, vars_rate, groups_overhead},
     {{"tlb", "tlb.gp", "TLB misses (or overhead) against DTLB/ITLB size",
-      need_none}, "dtlb_entries", NULL, groups_tlb, vars_tlb},
+      need_none}, "dtlb_entries", NULL, groups_tlb, vars_tlb, NULL},
     {{"latency", "latency.gp", "per-syscall latency stacked by component",
-      need_latency}, NULL, NULL, NULL, NULL},
+      need_latency}, NULL, NULL, NULL, NULL, NULL},
     {{"lowmem", "lowmem.gp", "lowmem (MiB) against installed RAM, where it stops booting",
-      need_lowmem}, "ram_mib", NULL, groups_lowmem, NULL},
+      need_lowmem}, "ram_mib", NULL, groups_lowmem, NULL, NULL},
     {{"kpti", "kpti.gp", "4g4g, kpti, kpti-pcid overhead against syscalls/s",
-      need_overhead}, NULL, NULL, NULL, NULL},
+      need_overhead}, NULL, NULL, NULL, vars_rate, NULL},
 };
 
 static const PlotKind *const kind_table[] = {
@@ -204,6 +239,15 @@ static int count_distinct(const CsvTable *t, int c, bool *has_space)
     return n;
 }
 
+/* Whether word w is one of the blank-separated words of list. */
+static bool in_words(const char *list, const char *w)
+{
+    char **v = g_strsplit(list, " ", -1);
+    bool in = g_strv_contains((const char *const *)v, w);
+    g_strfreev(v);
+    return in;
+}
+
 /* Group columns: those of the sweep's parameters (or, without a sweep
  * line, of the kind's candidates) that vary in the CSV, x excepted. If none
  * varies, the kind's first candidate when present ("layout"), so that the
@@ -228,11 +272,16 @@ static bool pick_groups(const PlotKindPriv *k, const CsvTable *t, const char *xc
     }
     GString *cols = g_string_new(NULL);
     bool ok = true;
+    /* Columns that always make series (overhead: each workload its own). */
+    for (const char *const *a = k->always; a && *a; a++)
+        if (csv_table_column(t, *a) >= 0)
+            g_string_append_printf(cols, "%s%s", cols->len ? " " : "", *a);
     for (guint i = 0; ok && i < cands->len; i++) {
         const char *c = cands->pdata[i];
         bool space = false;
         int n = count_distinct(t, csv_table_column(t, c), &space);
-        if ((xcol && !strcmp(c, xcol)) || (k->xparam && !strcmp(c, k->xparam)) || n < 2)
+        if ((xcol && !strcmp(c, xcol)) || (k->xparam && !strcmp(c, k->xparam)) || n < 2 ||
+            in_words(cols->str, c))
             continue;
         if (space) {
             g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
