@@ -38,6 +38,19 @@ void cli_print_json(JsonBuilder *b)
     g_object_unref(b);
 }
 
+bool cli_opt_uint(const char *cmd, const char *opt, const char *text, uint64_t min,
+                  uint64_t max, uint64_t *out)
+{
+    guint64 v = 0;
+    if (text && g_ascii_string_to_unsigned(text, 10, min, max, &v, NULL)) {
+        *out = v;
+        return true;
+    }
+    fprintf(stderr, "vmsplit %s: --%s: expected a whole number from %" G_GUINT64_FORMAT " to %"
+            G_GUINT64_FORMAT ", got '%s'\n", cmd, opt, min, max, text ? text : "");
+    return false;
+}
+
 bool cli_parse_size(const char *s, uint64_t *out)
 {
     if (!s || !*s)

@@ -25,4 +25,18 @@ void cli_print_json(JsonBuilder *b);
 /* Parse "64G", "896M", "4096K", "123" (bytes) into bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);
 
+/* The shared option vocabulary (docs/options.md: every option's name,
+ * letter, argument and meaning; tests/cli/test_usage_cli.c holds every
+ * command to it). Ranges that more than one command checks live here, so
+ * that each command accepts the same values and says the same thing. */
+#define CLI_STRUCT_PAGE_MIN 16     /* sizeof(struct page): 32-44 B on i386 (REFERENCES.md) */
+#define CLI_STRUCT_PAGE_MAX 256
+#define CLI_JOBS_MAX 64            /* threads: replays share nothing, each a few MB */
+
+/* A whole number for option --opt of command cmd, from min to max. Else
+ * print "vmsplit CMD: --OPT: expected a whole number from MIN to MAX, got
+ * 'TEXT'" and return false. */
+bool cli_opt_uint(const char *cmd, const char *opt, const char *text, uint64_t min,
+                  uint64_t max, uint64_t *out);
+
 #endif

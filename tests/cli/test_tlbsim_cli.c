@@ -149,7 +149,7 @@ START_TEST(bad_input)
     ck_assert_msg(strstr(err, "power of two") != NULL, "%s", err);
     g_free(out);
     g_free(err);
-    const char *a5[] = { "--preset", "p9-imaginary", bad, NULL };
+    const char *a5[] = { "--cpu", "p9-imaginary", bad, NULL };
     ck_assert_int_eq(run(a5, &out, &err), 2);
     g_free(out);
     g_free(err);

@@ -81,6 +81,100 @@ START_TEST(help_command_is_its_help)
 }
 END_TEST
 
+/* docs/options.md's table: long name -> letter ("" for none). */
+static GHashTable *options_table(void)
+{
+    char *path = g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR"), "docs", "options.md", NULL);
+    char *text = NULL;
+    ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
+    GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    GHashTable *letters = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++) {
+        if (!g_str_has_prefix(*l, "| `--"))
+            continue;
+        char **cells = g_strsplit(*l, "|", -1);
+        ck_assert_msg(g_strv_length(cells) >= 6, "options.md: short row '%s'", *l);
+        char *name = g_strstrip(g_strdup(cells[1])), *letter = g_strstrip(g_strdup(cells[2]));
+        /* "`--cpu`" -> "cpu", "`-c`" -> "c" */
+        char *n = g_strndup(name + 3, strlen(name) - 4);
+        char *c = *letter ? g_strndup(letter + 2, strlen(letter) - 3) : g_strdup("");
+        ck_assert_msg(!g_hash_table_contains(t, n), "options.md lists --%s twice", n);
+        if (*c) {
+            /* One letter, one option; a plural is the same option
+             * (--layout in one command, --layouts in another: -l). */
+            const char *other = g_hash_table_lookup(letters, c);
+            char *plural = other ? g_strconcat(other, "s", NULL) : NULL;
+            ck_assert_msg(!other || !strcmp(plural, n), "options.md gives -%s to --%s and --%s",
+                          c, other, n);
+            g_free(plural);
+            g_hash_table_insert(letters, g_strdup(c), g_strdup(n));
+        }
+        g_hash_table_insert(t, n, c);
+        g_free(name), g_free(letter);
+        g_strfreev(cells);
+    }
+    g_strfreev(lines);
+    g_hash_table_unref(letters);
+    g_free(text);
+    g_free(path);
+    ck_assert_uint_gt(g_hash_table_size(t), 40);
+    return t;
+}
+
+/* Every option of every command (its --help: "  -x, --name=ARG  text" or
+ * "  --name ..."; sweep's per-kind parameters "    --name  text", which
+ * have no letters) is in the table with the table's letter. */
+START_TEST(one_vocabulary)
+{
+    GHashTable *table = options_table();
+    GPtrArray *names = command_names();
+    GRegex *re = g_regex_new("^  ( *)(-([a-zA-Z]), )?--([a-z0-9-]+)", 0, 0, NULL);
+    unsigned seen = 0;
+    for (guint i = 0; i < names->len; i++) {
+        const char *cmd = names->pdata[i];
+        const char *a[] = {cmd, "--help", NULL};
+        char *out, *err;
+        ck_assert_int_eq(run(a, &out, &err), 0);
+        char **lines = g_strsplit(out, "\n", -1);
+        bool in_options = false;
+        for (char **l = lines; *l; l++) {
+            /* Option lists end where the description starts (the first
+             * line that is not indented); sweep lists its kinds' params in
+             * its description, indented, after "--kind KIND:" lines. */
+            if (g_str_has_suffix(*l, "Options:"))
+                in_options = true;
+            else if (!**l)
+                in_options = false;
+            GMatchInfo *m = NULL;
+            if ((in_options || !strcmp(cmd, "sweep")) && g_regex_match(re, *l, 0, &m)) {
+                char *indent = g_match_info_fetch(m, 1), *letter = g_match_info_fetch(m, 3);
+                char *name = g_match_info_fetch(m, 4);
+                /* sweep's "  --kind NAME: ..." lines head a kind's list */
+                bool kind_head = !strcmp(cmd, "sweep") && g_str_has_prefix(*l, "  --kind ");
+                if (strcmp(name, "help") && !kind_head) {
+                    const char *want = g_hash_table_lookup(table, name);
+                    ck_assert_msg(want, "vmsplit %s --%s is not in docs/options.md", cmd, name);
+                    if (!*indent)   /* sweep's kind params have no letters */
+                        ck_assert_msg(!strcmp(letter ? letter : "", want),
+                                      "vmsplit %s: --%s has letter '%s', docs/options.md '%s'",
+                                      cmd, name, letter ? letter : "", want);
+                    seen++;
+                }
+                g_free(indent), g_free(letter), g_free(name);
+            }
+            g_match_info_free(m);
+        }
+        g_strfreev(lines);
+        g_free(out), g_free(err);
+    }
+    ck_assert_uint_gt(seen, 100);
+    g_regex_unref(re);
+    g_ptr_array_unref(names);
+    g_hash_table_unref(table);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_exit_2)
 {
     char *src = g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR"), "workloads", "guest",
@@ -112,6 +206,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, help_command_is_its_help);
     tcase_add_test(tc, bad_arguments_are_exit_2);
+    tcase_add_test(tc, one_vocabulary);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

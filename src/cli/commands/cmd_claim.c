@@ -13,7 +13,7 @@ int cmd_claim(int argc, char **argv)
     GOptionEntry entries[] = {
         { "quick", 0, 0, G_OPTION_ARG_NONE, &quick, "a reduced set in a fraction of the time: fewer calls and syscalls per workload, two real traces (dd, cp), two rates; figures move (shorter runs weigh cold caches and TLBs more)", NULL },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "folder for the plots, CSVs and generated traces (default vmsplit-claim)", "DIR" },
-        { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "replays run in parallel (default 2)", "N" },
+        { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "replays run in parallel, 1 to 64 (default 2)", "N" },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &no_plots, "write the CSVs but do not run gnuplot", NULL },
         { NULL },
     };
@@ -28,8 +28,8 @@ int cmd_claim(int argc, char **argv)
     int rc = VMS_EXIT_USAGE;
     if (!cli_parse(ctx, &argc, &argv, "claim"))
         goto out;
-    if (argc != 1 || jobs < 1 || jobs > 8) {
-        fprintf(stderr, "vmsplit claim: no arguments expected, and --jobs from 1 to 8 (see 'vmsplit claim --help')\n");
+    if (argc != 1 || jobs < 1 || jobs > CLI_JOBS_MAX) {
+        fprintf(stderr, "vmsplit claim: no arguments expected, and --jobs from 1 to %d (see 'vmsplit claim --help')\n", CLI_JOBS_MAX);
         goto out;
     }
     ClaimConfig cfg = { .quick = quick, .outdir = outdir ? outdir : "vmsplit-claim",

@@ -45,14 +45,14 @@ static int parse_args(int argc, char **argv, MeminfoArgs *a, char **e820_out)
     char *e820 = NULL;
     gboolean json = FALSE, no_pse = FALSE;
     GOptionEntry entries[] = {
-        {"ram", 'r', 0, G_OPTION_ARG_STRING, &ram, "Installed RAM: 64G, 896M, 4096K or bytes", "SIZE"},
+        {"ram", 0, 0, G_OPTION_ARG_STRING, &ram, "Installed RAM: 64G, 896M, 4096K or bytes", "SIZE"},
         {"layout", 'l', 0, G_OPTION_ARG_STRING, &layout, "3g1g, 2g2g, 1g3g, 4g4g, kpti or kpti-pcid", "NAME"},
-        {"struct-page", 's', 0, G_OPTION_ARG_STRING, &sp,
+        {"struct-page", 0, 0, G_OPTION_ARG_STRING, &sp,
          "sizeof(struct page) in bytes (default 40, as in 2003 kernels; 32 for 2.6.12)", "BYTES"},
         {"e820", 'e', 0, G_OPTION_ARG_FILENAME, &e820,
          "Physical memory map instead of --ram (format: docs/lowmem.md)", "FILE"},
         {"no-pse", 0, 0, G_OPTION_ARG_NONE, &no_pse, "Map lowmem with 4 KiB pages (CPU without PSE)", NULL},
-        {"json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- lowmem, highmem and mem_map after boot");
@@ -85,8 +85,8 @@ static int parse_args(int argc, char **argv, MeminfoArgs *a, char **e820_out)
         return fail("bad --ram '%s' (expected a positive size such as 64G, 896M, 4096K)", ram);
     if (sp) {
         uint64_t v = 0;
-        if (sp[0] == '-' || !cli_parse_size(sp, &v) || v < 16 || v > 4096)
-            return fail("bad --struct-page '%s' (expected bytes, 16..4096)", sp);
+        if (!cli_opt_uint("meminfo", "struct-page", sp, CLI_STRUCT_PAGE_MIN, CLI_STRUCT_PAGE_MAX, &v))
+            return VMS_EXIT_USAGE;
         a->params.struct_page_bytes = (uint32_t)v;
     }
     return -1;

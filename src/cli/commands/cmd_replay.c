@@ -14,9 +14,8 @@
 #include <unistd.h>
 
 typedef struct {
-    char *cpu, *layout, *ram, *profiles, *stubs;
+    char *cpu, *layout, *ram, *profiles, *stubs, *struct_page, *jobs;
     gboolean sysenter, json, csv, no_progress, no_ffwd;
-    gint struct_page, jobs;
 } Opts;
 
 static GOptionEntry *common_entries(Opts *o, bool compare)
@@ -30,13 +29,13 @@ static GOptionEntry *common_entries(Opts *o, bool compare)
         { "sysenter", 0, 0, G_OPTION_ARG_NONE, &o->sysenter, "enter the kernel with sysenter instead of int 0x80", NULL },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o->stubs, "entry/exit stubs (.asm or .o) instead of the layout's", "FILE" },
-        { "struct-page", 0, 0, G_OPTION_ARG_INT, &o->struct_page, "sizeof(struct page) for the lowmem model (default 40)", "B" },
+        { "struct-page", 0, 0, G_OPTION_ARG_STRING, &o->struct_page, "sizeof(struct page) for the lowmem model, 16 to 256 (default 40)", "B" },
         { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print JSON", NULL },
         { "csv", 0, 0, G_OPTION_ARG_NONE, &o->csv, "print CSV (per syscall)", NULL },
         { "no-progress", 0, 0, G_OPTION_ARG_NONE, &o->no_progress, "no progress line on a terminal", NULL },
         { "no-fast-forward", 0, 0, G_OPTION_ARG_NONE, &o->no_ffwd,
           "run every user-work instruction (default: skip the loop's repeating periods; same results)", NULL },
-        { compare ? "jobs" : NULL, 'j', 0, G_OPTION_ARG_INT, &o->jobs, "layouts replayed in parallel (default 2)", "N" },
+        { compare ? "jobs" : NULL, 'j', 0, G_OPTION_ARG_STRING, &o->jobs, "layouts replayed in parallel (default 2)", "N" },
         { NULL },
     };
     return g_memdup2(e, sizeof e);
@@ -49,6 +48,8 @@ static void opts_free(Opts *o)
     g_free(o->ram);
     g_free(o->profiles);
     g_free(o->stubs);
+    g_free(o->struct_page);
+    g_free(o->jobs);
 }
 
 static void print_json_results(ReplayResult **r, size_t n, const char *trace)
@@ -87,7 +88,7 @@ static char *spool_stdin(GError **err)
 static int run(int argc, char **argv, bool compare)
 {
     const char *cmd = compare ? "compare" : "replay";
-    Opts o = { .jobs = 2 };
+    Opts o = { 0 };
     GOptionEntry *entries = common_entries(&o, compare);
     GOptionContext *ctx = g_option_context_new(compare
         ? "TRACE - replay one trace under several layouts and compare them"
@@ -126,10 +127,11 @@ static int run(int argc, char **argv, bool compare)
         fprintf(stderr, "vmsplit %s: --ram '%s': expected a size from 32M to 64G\n", cmd, o.ram);
         goto out;
     }
-    if (o.struct_page < 0 || o.jobs < 1) {
-        fprintf(stderr, "vmsplit %s: --struct-page and --jobs must be positive\n", cmd);
+    uint64_t struct_page = 0, njobs = 2;
+    if ((o.struct_page && !cli_opt_uint(cmd, "struct-page", o.struct_page, CLI_STRUCT_PAGE_MIN,
+                                        CLI_STRUCT_PAGE_MAX, &struct_page)) ||
+        (o.jobs && !cli_opt_uint(cmd, "jobs", o.jobs, 1, CLI_JOBS_MAX, &njobs)))
         goto out;
-    }
     if (!(p = preset_load(o.cpu ? o.cpu : PRESET_DEFAULT, &err))) {
         rc = cli_fail(cmd, err);
         goto out;
@@ -162,12 +164,12 @@ static int run(int argc, char **argv, bool compare)
         }
         jobs[i].cfg = (ReplayConfig){ .preset = p, .layout = l, .ram = ram, .sysenter = o.sysenter,
                                       .profiles = o.profiles, .stubs = stub_obj ? stub_obj : o.stubs,
-                                      .struct_page = (uint32_t)o.struct_page,
+                                      .struct_page = (uint32_t)struct_page,
                                       .no_fast_forward = o.no_ffwd,
                                       .progress = !o.no_progress && n == 1 };
         jobs[i].trace = spooled ? spooled : trace;
     }
-    replay_run_jobs(jobs, n, (unsigned)o.jobs);
+    replay_run_jobs(jobs, n, (unsigned)njobs);
     for (size_t i = 0; i < n; i++)
         if (!jobs[i].result) {
             g_prefix_error(&jobs[i].err, "%s: ", names[i]);

@@ -89,7 +89,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
     char *cpu = NULL, *stubs = NULL;
     GOptionEntry entries[] = {
         { "cpu", 'c', 0, G_OPTION_ARG_STRING, &cpu, "CPU preset (default " PRESET_DEFAULT ")", "PRESET" },
-        { "max-insns", 'n', 0, G_OPTION_ARG_STRING, &max,
+        { "max-insns", 0, 0, G_OPTION_ARG_STRING, &max,
           "Stop after N instructions (default 10000000000)", "N" },
         { "layout", 'l', 0, G_OPTION_ARG_STRING, &layout,
           "Run on the kernel model booted with layout L (3g1g, 2g2g, 1g3g, 4g4g, kpti, "
@@ -97,7 +97,7 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         { "ram", 0, 0, G_OPTION_ARG_STRING, &ram, "With --layout: installed RAM (default 4G)", "SIZE" },
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &stubs,
           "With --layout: entry/exit stubs to use instead of the layout's (.asm or .o)", "FILE" },
-        { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
+        { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
         { "no-decode-cache", 0, 0, G_OPTION_ARG_NONE, &no_dcache,
           "Decode every instruction afresh (same figures, slower)", NULL },
         { "no-shortcuts", 0, 0, G_OPTION_ARG_NONE, &no_shortcuts,

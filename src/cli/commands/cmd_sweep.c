@@ -115,7 +115,7 @@ int cmd_sweep(int argc, char **argv)
     gint jobs = 0;
     gboolean fsync_rows = FALSE, quiet = FALSE;
     GOptionEntry entries[] = {
-        {"kind", 0, 0, G_OPTION_ARG_STRING, &kind, "What each point runs (see below)", "KIND"},
+        {"kind", 'k', 0, G_OPTION_ARG_STRING, &kind, "What each point runs (see below)", "KIND"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "CSV to write or resume (required)", "FILE"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Worker threads [default: number of cores]", "N"},
         {"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only slice K of N (1 <= K <= N)", "K/N"},
@@ -149,8 +149,9 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "vmsplit sweep: expected -o FILE.csv (the sweep resumes from it)\n");
         goto out;
     }
-    if (jobs < 0) {
-        fprintf(stderr, "vmsplit sweep: -j: expected a number of threads >= 1\n");
+    if (jobs < 0 || jobs > CLI_JOBS_MAX) {
+        fprintf(stderr, "vmsplit sweep: --jobs: expected a whole number from 1 to %d, got '%d'\n",
+                CLI_JOBS_MAX, jobs);
         goto out;
     }
     if (!(d = build_def(r, vals, argc, argv, shard, &err))) {

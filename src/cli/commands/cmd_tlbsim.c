@@ -134,7 +134,9 @@ int cmd_tlbsim(int argc, char **argv)
 {
     Opts o = { .seed = 1 };
     GOptionEntry entries[] = {
-        { "preset", 'p', 0, G_OPTION_ARG_STRING, &o.preset, "CPU preset name or .ini file (default p4-northwood)", "NAME|FILE" },
+        { "cpu", 'c', 0, G_OPTION_ARG_STRING, &o.preset, "CPU preset name or .ini file (default p4-northwood)", "P" },
+        /* The name before the shared vocabulary (docs/options.md): kept, unlisted. */
+        { "preset", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &o.preset, NULL, NULL },
         { "dtlb-entries", 0, 0, G_OPTION_ARG_INT, &o.dtlb_entries, "entries of the 4 KiB DTLB", "N" },
         { "dtlb-ways", 0, 0, G_OPTION_ARG_INT, &o.dtlb_ways, "ways of the 4 KiB DTLB (= entries: fully associative)", "N" },
         { "itlb-entries", 0, 0, G_OPTION_ARG_INT, &o.itlb_entries, "entries of the 4 KiB ITLB", "N" },
@@ -142,7 +144,7 @@ int cmd_tlbsim(int argc, char **argv)
         { "stlb-entries", 0, 0, G_OPTION_ARG_INT, &o.stlb_entries, "entries of the second-level TLB (0 keeps the preset's)", "N" },
         { "stlb-ways", 0, 0, G_OPTION_ARG_INT, &o.stlb_ways, "ways of the second-level TLB", "N" },
         { "policy", 0, 0, G_OPTION_ARG_STRING, &o.policy, "replacement policy: lru, plru, fifo, random", "NAME" },
-        { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "seed of the random policy (default 1)", "S" },
+        { "seed", 's', 0, G_OPTION_ARG_INT64, &o.seed, "seed of the random policy (default 1)", "S" },
         { "large-pages", 0, 0, G_OPTION_ARG_NONE, &o.large_pages, "identity-map with 2 MiB pages instead of 4 KiB", NULL },
         { "flush-every", 0, 0, G_OPTION_ARG_INT64, &o.flush_every, "write CR3 every N references (flushes non-global entries)", "N" },
         { "max-refs", 0, 0, G_OPTION_ARG_INT64, &o.max_refs, "stop after N references", "N" },

@@ -63,8 +63,8 @@ static int parse_args(int argc, char **argv, WalkArgs *a)
     GOptionEntry entries[] = {
         { "mem", 'm', 0, G_OPTION_ARG_FILENAME, &mem, "Machine image (docs/image-format.md)", "FILE" },
         { "access", 'a', 0, G_OPTION_ARG_STRING, &access, "read, write or exec (default read)", "KIND" },
-        { "cpl", 'c', 0, G_OPTION_ARG_STRING, &cpl, "Privilege level 0..3; 3 is user mode (default 0)", "N" },
-        { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
+        { "cpl", 0, 0, G_OPTION_ARG_STRING, &cpl, "Privilege level 0..3; 3 is user mode (default 0)", "N" },
+        { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("VADDR - explain one PAE translation");
