@@ -94,8 +94,16 @@ static bool refill(LineReader *lr, GError **err)
     GError *e = NULL;
     gssize n = g_input_stream_read(lr->in, lr->buf + lr->end, lr->cap - lr->end, NULL, &e);
     if (n < 0) {
-        g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "%s:%" G_GUINT64_FORMAT ": %s%s",
-                    lr->path, lr->lineno + 1, lr->gzip ? "gzip: " : "", e->message);
+        /* Bad input, exit status 2 in every command: not G_IO_ERROR_FAILED,
+         * which the commands keep for faults of the simulated machine. */
+        if (lr->gzip)
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                        "%s:%" G_GUINT64_FORMAT ": truncated or damaged gzip data (%s)",
+                        lr->path, lr->lineno + 1, e->message);
+        else
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                        "%s:%" G_GUINT64_FORMAT ": cannot read: %s", lr->path, lr->lineno + 1,
+                        e->message);
         g_error_free(e);
         return false;
     }

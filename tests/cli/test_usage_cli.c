@@ -4,7 +4,9 @@
  * numeric and name arguments out of their domain are exit 2 with a message
  * that says what was expected. */
 #include <check.h>
+#include <gio/gio.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +196,81 @@ START_TEST(bad_arguments_are_exit_2)
 }
 END_TEST
 
+/* Garbage in is never success out: an empty file, a truncated gzip and a
+ * file of the wrong kind, given to every command that reads one, are exit
+ * 2 with a message that names the file. */
+static char *tmp_file(const char *dir, const char *name, const void *data, gsize len)
+{
+    char *p = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(p, data, (gssize)len, NULL));
+    return p;
+}
+
+/* text repeated n times, gzip-compressed, cut to half its length. */
+static char *truncated_gzip(const char *dir, const char *name, const char *text, unsigned n)
+{
+    GString *plain = g_string_new(NULL);
+    for (unsigned i = 0; i < n; i++)
+        g_string_append(plain, text);
+    GZlibCompressor *z = g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, 6);
+    gsize cap = plain->len + 1024, got_in = 0, got_out = 0;
+    char *buf = g_malloc(cap);
+    GConverterResult r = g_converter_convert(G_CONVERTER(z), plain->str, plain->len, buf, cap,
+                                             G_CONVERTER_INPUT_AT_END, &got_in, &got_out, NULL);
+    ck_assert(r == G_CONVERTER_FINISHED);
+    char *p = tmp_file(dir, name, buf, got_out / 2);
+    g_object_unref(z);
+    g_free(buf);
+    g_string_free(plain, TRUE);
+    return p;
+}
+
+START_TEST(bad_inputs_are_exit_2)
+{
+    char *dir = g_dir_make_tmp("vmsplit-bad-XXXXXX", NULL);
+    char *empty = tmp_file(dir, "empty.vmt", "", 0);
+    char *text = tmp_file(dir, "prose.txt", "hello world\nthis is not a trace\n", 31);
+    char *tr_gz = truncated_gzip(dir, "cut.vmt.gz", "1 user 1000 4 hot\n1 sys getppid 0\n", 4000);
+    char *lk_gz = truncated_gzip(dir, "cut.lackey.gz", "I  04000000,3\n L 05000000,4\n", 4000);
+    char *st_gz = truncated_gzip(dir, "cut.strace.gz",
+                                 "123 12:00:00.000000 getppid() = 1 <0.000010>\n", 4000);
+    char *out = g_build_filename(dir, "out.png", NULL);
+    struct { const char *args[10]; } cases[] = {
+        {{"replay", empty}}, {{"replay", text}}, {{"replay", tr_gz}},
+        {{"compare", empty}}, {{"compare", text}}, {{"compare", tr_gz}},
+        {{"tlbsim", empty}}, {{"tlbsim", text}}, {{"tlbsim", lk_gz}}, {{"tlbsim", "--skip-bad", text}},
+        {{"import-strace", empty}}, {{"import-strace", text}}, {{"import-strace", st_gz}},
+        {{"walk", "--mem", empty, "--access", "read", "--cpl", "0", "0x1000"}},
+        {{"walk", "--mem", text, "--access", "read", "--cpl", "0", "0x1000"}},
+        {{"meminfo", "--e820", empty, "--layout", "3g1g"}},
+        {{"meminfo", "--e820", text, "--layout", "3g1g"}},
+        {{"plot", empty, "-o", out}}, {{"plot", text, "-o", out}},
+        {{"presets", "show", text}},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *o, *e;
+        int st = run(cases[i].args, &o, &e);
+        const char *file = NULL;
+        for (const char *const *a = cases[i].args; *a; a++)
+            if (!file && g_str_has_prefix(*a, dir))
+                file = *a;
+        ck_assert_msg(st == 2, "vmsplit %s %s: exit %d, stderr '%s'", cases[i].args[0], file, st, e);
+        char *base = g_path_get_basename(file);
+        ck_assert_msg(strstr(e, base), "vmsplit %s %s: stderr does not name the file: '%s'",
+                      cases[i].args[0], file, e);
+        g_free(base);
+        g_free(o), g_free(e);
+    }
+    char *files[] = {empty, text, tr_gz, lk_gz, st_gz, out};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_remove(files[i]);
+        g_free(files[i]);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -207,6 +284,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, help_command_is_its_help);
     tcase_add_test(tc, bad_arguments_are_exit_2);
     tcase_add_test(tc, one_vocabulary);
+    tcase_add_test(tc, bad_inputs_are_exit_2);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -16,6 +16,8 @@
 #include "cli/commands.h"
 #include "replay/strace_import.h"
 
+#include <glib/gstdio.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -119,7 +121,7 @@ typedef struct {
     char *clock, *ipc, *overhead, *block, *pattern, *command, *out, *order, *slice;
     GStrv headers;
     gint pages, pid;
-    gboolean strict;
+    gboolean strict, allow_empty;
 } RawArgs;
 
 static void raw_args_clear(RawArgs *r)
@@ -197,6 +199,8 @@ static GOptionContext *option_context(RawArgs *r)
          "Extra header line @KEY VALUE (repeatable), e.g. captured=2026-12-03", "KEY=VALUE"},
         {"strict", 0, 0, G_OPTION_ARG_NONE, &r->strict,
          "Stop at the first line that cannot be parsed (exit 2)", NULL},
+        {"allow-empty", 0, 0, G_OPTION_ARG_NONE, &r->allow_empty,
+         "Write a trace without events rather than fail when nothing was imported", NULL},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &r->out,
          "Write the trace here (default: standard output; .gz compresses)", "OUT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -209,7 +213,9 @@ static GOptionContext *option_context(RawArgs *r)
         "work: (gap - overhead) x clock x IPC instructions. strace itself stretches\n"
         "every gap; measure its overhead on the traced machine (scripts/capture-traces\n"
         "does) and pass it with --overhead-us. A summary goes to stderr.\n"
-        "Exit status: 0 imported, 2 bad input.\n\n"
+        "Exit status: 0 imported, 2 bad input: a file in which no line is strace\n"
+        "output (text, a Lackey trace, a vmsplit trace) imports nothing and is an\n"
+        "error, its output removed, unless --allow-empty.\n\n"
         "Example:\n  strace -f -tt -T -o app.strace ./app\n"
         "  vmsplit import-strace --clock-mhz 2445 --overhead-us 30 -o app.vmt app.strace\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -240,6 +246,16 @@ int cmd_import_strace(int argc, char **argv)
     bool ok = strace_import_file(argv[1], r.out ? r.out : "-", &o, &stats, &err);
     if (ok || stats.lines)
         print_summary(argv[1], &stats, &o);
+    if (ok && stats.events == 0 && !r.allow_empty) {
+        /* Garbage in is not success out: nothing usable was found. */
+        g_set_error(&err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                    "%s: no strace line found in %" G_GUINT64_FORMAT " lines (expected the "
+                    "output of 'strace -f -tt -T -o FILE cmd'; --allow-empty writes an "
+                    "empty trace anyway)", argv[1], stats.lines);
+        if (r.out && strcmp(r.out, "-"))
+            g_remove(r.out);
+        ok = false;
+    }
     strace_import_stats_clear(&stats);
     raw_args_clear(&r);
     return ok ? VMS_EXIT_OK : cli_fail(CMD, err);

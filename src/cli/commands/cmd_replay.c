@@ -177,6 +177,13 @@ static int run(int argc, char **argv, bool compare)
             fprintf(stderr, "vmsplit %s: %s\n", cmd, jobs[i].err->message);
             goto out;
         }
+    /* A trace with no event has no figures (a rate would be 0/0): bad
+     * input, not a result. */
+    if (replay_totals(jobs[0].result)->events == 0) {
+        fprintf(stderr, "vmsplit %s: %s: no events to replay (expected user work, syscalls, "
+                "process events; workloads/FORMAT.md)\n", cmd, trace);
+        goto out;
+    }
     ReplayResult **res = g_new(ReplayResult *, n);
     for (size_t i = 0; i < n; i++)
         res[i] = jobs[i].result;

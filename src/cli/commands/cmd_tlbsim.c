@@ -206,6 +206,20 @@ int cmd_tlbsim(int argc, char **argv)
         rc = cli_fail("tlbsim", err);
         goto out;
     }
+    if (tlbsim_counters(s)->refs == 0) {
+        /* No reference at all (an empty file, or --skip-bad over a file of
+         * another kind): bad input, not a result of zeros. */
+        const char *first = NULL;
+        uint64_t line = tlbsim_first_bad(s, &first);
+        fprintf(stderr, "vmsplit tlbsim: %s: no Lackey reference found (expected 'I  ADDR,SIZE' "
+                "or ' L|S|M ADDR,SIZE' lines from valgrind --tool=lackey --trace-mem=yes)",
+                argv[1]);
+        if (line)
+            fprintf(stderr, "; %" G_GUINT64_FORMAT " lines skipped, the first at line %"
+                    G_GUINT64_FORMAT ": '%s'", tlbsim_counters(s)->bad_lines, line, first);
+        fprintf(stderr, "\n");
+        goto out;
+    }
     if (o.json)
         print_json(s, &o, argv[1]);
     else if (o.csv)
