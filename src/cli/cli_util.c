@@ -24,17 +24,49 @@ bool cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd)
     return true;
 }
 
-void cli_print_json(JsonBuilder *b)
+/* Every JSON object a command prints names its schema: "vmsplit.CMD/N",
+ * CMD from the program name main() set ("vmsplit replay"), N the
+ * version of that command's JSON (CLI_JSON_SCHEMA). A reader checks it
+ * before trusting the members; a member added keeps N, a member renamed or
+ * removed raises it. */
+static void print_root(JsonNode *root)
 {
+    if (JSON_NODE_HOLDS_OBJECT(root)) {
+        const char *prg = g_get_prgname();
+        const char *cmd = prg && g_str_has_prefix(prg, "vmsplit ") ? prg + 8 : "vmsplit";
+        char *schema = g_strdup_printf("vmsplit.%s/%d", cmd, CLI_JSON_SCHEMA);
+        json_object_set_string_member(json_node_get_object(root), "schema", schema);
+        g_free(schema);
+    }
     JsonGenerator *g = json_generator_new();
     json_generator_set_pretty(g, TRUE);
-    JsonNode *root = json_builder_get_root(b);
     json_generator_set_root(g, root);
     char *s = json_generator_to_data(g, NULL);
     printf("%s\n", s);
     g_free(s);
-    json_node_unref(root);
     g_object_unref(g);
+}
+
+void cli_print_json_keep(JsonBuilder *b)
+{
+    JsonNode *root = json_builder_get_root(b);
+    print_root(root);
+    json_node_unref(root);
+}
+
+bool cli_print_json_text(const char *text)
+{
+    JsonParser *p = json_parser_new();
+    bool ok = json_parser_load_from_data(p, text, -1, NULL);
+    if (ok)
+        print_root(json_parser_get_root(p));
+    g_object_unref(p);
+    return ok;
+}
+
+void cli_print_json(JsonBuilder *b)
+{
+    cli_print_json_keep(b);
     g_object_unref(b);
 }
 

@@ -18,9 +18,15 @@ int cli_fail(const char *cmd, GError *err);
  * return false. */
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd);
 
-/* Print the builder's root as pretty JSON on stdout and free the builder. */
+/* Print the builder's root as pretty JSON on stdout and free the builder.
+ * An object root gains "schema": "vmsplit.CMD/CLI_JSON_SCHEMA". */
 #include <json-glib/json-glib.h>
+#define CLI_JSON_SCHEMA 1
 void cli_print_json(JsonBuilder *b);
+/* The same, leaving the builder to its owner. */
+void cli_print_json_keep(JsonBuilder *b);
+/* The same for JSON text a library made; false if it does not parse. */
+bool cli_print_json_text(const char *text);
 
 /* Parse "64G", "896M", "4096K", "123" (bytes) into bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);

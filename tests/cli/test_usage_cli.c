@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,56 @@ START_TEST(bad_inputs_are_exit_2)
 }
 END_TEST
 
+/* Every command that prints JSON prints one object that parses and names
+ * its schema, "vmsplit.CMD/N". */
+START_TEST(json_has_schema)
+{
+    const char *src = g_getenv("VMSPLIT_SOURCE_DIR");
+    char *dir = g_dir_make_tmp("vmsplit-json-XXXXXX", NULL);
+    char *tr = g_build_filename(dir, "null.vmt", NULL);
+    const char *gen[] = {"gen", "null", "--count", "20", "-o", tr, NULL};
+    char *o, *e;
+    ck_assert_int_eq(run(gen, &o, &e), 0);
+    g_free(o), g_free(e);
+    char *lk = g_build_filename(src, "workloads", "memtraces", "qsortwords.lackey.gz", NULL);
+    char *img = g_build_filename(src, "workloads", "images", "user-4k.img", NULL);
+    char *asmf = g_build_filename(src, "workloads", "guest", "hello.asm", NULL);
+    struct { const char *cmd; const char *args[12]; } cases[] = {
+        {"replay", {"replay", "--json", "--no-progress", tr}},
+        {"compare", {"compare", "--json", "--no-progress", tr}},
+        {"syscall", {"syscall", "--json", "--count", "5"}},
+        {"tlbsim", {"tlbsim", "--json", "--max-refs", "2000", lk}},
+        {"meminfo", {"meminfo", "--json", "--ram", "4G", "--layout", "3g1g"}},
+        {"walk", {"walk", "--json", "--mem", img, "--access", "write", "--cpl", "3", "0x0804a123"}},
+        {"run", {"run", "--json", asmf}},
+        {"presets", {"presets", "show", "p4-northwood", "--json"}},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int st = run(cases[i].args, &o, &e);
+        ck_assert_msg(st == 0 || (st == 1 && !strcmp(cases[i].cmd, "walk")),
+                      "vmsplit %s --json: exit %d: %s", cases[i].cmd, st, e);
+        JsonParser *p = json_parser_new();
+        GError *err = NULL;
+        ck_assert_msg(json_parser_load_from_data(p, o, -1, &err), "vmsplit %s --json: %s",
+                      cases[i].cmd, err ? err->message : "");
+        JsonNode *root = json_parser_get_root(p);
+        ck_assert_msg(JSON_NODE_HOLDS_OBJECT(root), "vmsplit %s --json: not an object",
+                      cases[i].cmd);
+        JsonObject *obj = json_node_get_object(root);
+        char *want = g_strdup_printf("vmsplit.%s/", cases[i].cmd);
+        ck_assert_msg(json_object_has_member(obj, "schema") &&
+                      g_str_has_prefix(json_object_get_string_member(obj, "schema"), want),
+                      "vmsplit %s --json: no schema '%s...'", cases[i].cmd, want);
+        g_free(want);
+        g_object_unref(p);
+        g_free(o), g_free(e);
+    }
+    g_remove(tr);
+    g_rmdir(dir);
+    g_free(tr), g_free(dir), g_free(lk), g_free(img), g_free(asmf);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -285,6 +336,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, bad_arguments_are_exit_2);
     tcase_add_test(tc, one_vocabulary);
     tcase_add_test(tc, bad_inputs_are_exit_2);
+    tcase_add_test(tc, json_has_schema);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -188,12 +188,7 @@ static void print_json(const LowmemReport *r, const MeminfoArgs *a)
     json_builder_set_member_name(b, "beyond_pae");
     json_builder_add_boolean_value(b, r->beyond_pae);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    g_autofree char *s = json_generator_to_data(gen, NULL);
-    printf("%s\n", s);
+    cli_print_json_keep(b);
 }
 
 int cmd_meminfo(int argc, char **argv)

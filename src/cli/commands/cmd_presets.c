@@ -34,15 +34,7 @@ static void list_json_add(JsonBuilder *b, const Preset *p)
 
 static void list_json_print(JsonBuilder *b)
 {
-    JsonGenerator *gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    char *text = json_generator_to_data(gen, NULL);
-    printf("%s\n", text);
-    g_free(text);
-    json_node_unref(root);
-    g_object_unref(gen);
+    cli_print_json_keep(b);
 }
 
 static int presets_list(bool json)
@@ -90,9 +82,10 @@ static int presets_show(const char *which, bool json)
     if (!p)
         return cli_fail("presets", err);
     char *text = json ? preset_to_json(p) : preset_to_ini(p);
-    fputs(text, stdout);
-    if (json)
-        fputc('\n', stdout);
+    if (!json)
+        fputs(text, stdout);
+    else if (!cli_print_json_text(text))
+        g_error("preset_to_json made JSON that does not parse");
     g_free(text);
     preset_free(p);
     return VMS_EXIT_OK;

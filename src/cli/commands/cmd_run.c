@@ -364,12 +364,7 @@ static void print_json(const RunReport *r)
     json_builder_set_member_name(b, "mmu_memos");
     json_builder_add_boolean_value(b, !r->args->no_memo);
     json_builder_end_object(b);
-    g_autoptr(JsonGenerator) g = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(g, root);
-    json_generator_set_pretty(g, TRUE);
-    g_autofree char *text = json_generator_to_data(g, NULL);
-    printf("%s\n", text);
+    cli_print_json_keep(b);
 }
 
 /* The minimal 3G/1G runtime (no --layout). */

@@ -423,12 +423,7 @@ static void print_json(const WalkResult *r)
     json_builder_end_array(b);
     json_builder_end_object(b);
 
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    json_generator_set_pretty(gen, TRUE);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
-    printf("%s\n", text);
+    cli_print_json_keep(b);
 }
 
 static int walk_run(const WalkArgs *a)
