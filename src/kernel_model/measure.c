@@ -69,8 +69,8 @@ bool measure_repeat(const MachineConfig *cfg, const SyscallCall *call, unsigned 
     return ok;
 }
 
-static const struct { const char *name, *desc; size_t off; } fields[] = {
-#define X(n, d) { #n, d, offsetof(SyscallCost, n) },
+static const struct { const char *name, *column, *desc; size_t off; } fields[] = {
+#define X(n, col, d) { #n, col, d, offsetof(SyscallCost, n) },
     SYSCALL_COST_FIELDS(X)
 #undef X
 };
@@ -78,6 +78,7 @@ static const struct { const char *name, *desc; size_t off; } fields[] = {
 size_t syscall_cost_count(void) { return G_N_ELEMENTS(fields); }
 const char *syscall_cost_name(size_t i) { return fields[i].name; }
 const char *syscall_cost_desc(size_t i) { return fields[i].desc; }
+const char *syscall_cost_column(size_t i) { return fields[i].column; }
 uint64_t syscall_cost_value(const SyscallCost *c, size_t i)
 {
     return *(const uint64_t *)((const char *)c + fields[i].off);
@@ -87,7 +88,7 @@ uint64_t syscall_cost_value(const SyscallCost *c, size_t i)
  * runs once per replayed syscall. */
 void syscall_cost_add(SyscallCost *sum, const SyscallCost *c)
 {
-#define X(n, d) sum->n += c->n;
+#define X(n, col, d) sum->n += c->n;
     SYSCALL_COST_FIELDS(X)
 #undef X
 }

@@ -21,22 +21,24 @@
 #include "kernel_model/body.h"
 #include "kernel_model/machine.h"
 
-/* One list, used by every output (text, CSV, JSON). */
-#define SYSCALL_COST_FIELDS(X)                                              \
-    X(cycles, "total cycles of the call, user mode to user mode")         \
-    X(base, "entry/exit instructions and their memory references")        \
-    X(cr3, "MOV CR3: the instruction and its four PDPTE loads")           \
-    X(walks, "TLB refills (page walks) during the call")                  \
-    X(uaccess, "copies to and from user space")                           \
-    X(body, "the body's instructions and kernel data")                    \
-    X(insns, "instructions (body instructions charged as executed)")      \
-    X(cr3_writes, "CR3 writes")                                           \
-    X(tlb_dropped, "TLB entries the CR3 writes and INVLPGs dropped")       \
-    X(nwalks, "page walks")                                               \
-    X(kmaps, "kmap_atomic calls (4g4g indirect uaccess)")
+/* One list, used by every output (text, CSV, JSON): the field, its CSV
+ * column (which names its unit: cycles, or the things counted), and what
+ * it is. */
+#define SYSCALL_COST_FIELDS(X)                                                          \
+    X(cycles, "cycles", "total cycles of the call, user mode to user mode")            \
+    X(base, "base_cycles", "entry/exit instructions and their memory references")     \
+    X(cr3, "cr3_cycles", "MOV CR3: the instruction and its four PDPTE loads")         \
+    X(walks, "walk_cycles", "TLB refills (page walks) during the call")               \
+    X(uaccess, "uaccess_cycles", "copies to and from user space")                     \
+    X(body, "body_cycles", "the body's instructions and kernel data")                 \
+    X(insns, "insns", "instructions (body instructions charged as executed)")         \
+    X(cr3_writes, "cr3_writes", "CR3 writes")                                         \
+    X(tlb_dropped, "tlb_entries_dropped", "TLB entries the CR3 writes and INVLPGs dropped") \
+    X(nwalks, "walks", "page walks")                                                  \
+    X(kmaps, "kmaps", "kmap_atomic calls (4g4g indirect uaccess)")
 
 typedef struct {
-#define X(name, desc) uint64_t name;
+#define X(name, col, desc) uint64_t name;
     SYSCALL_COST_FIELDS(X)
 #undef X
 } SyscallCost;
@@ -55,6 +57,8 @@ bool measure_repeat(const MachineConfig *cfg, const SyscallCall *call, unsigned 
 size_t syscall_cost_count(void);
 const char *syscall_cost_name(size_t i);
 const char *syscall_cost_desc(size_t i);
+/* The CSV column of field i, unit included ("base_cycles"). */
+const char *syscall_cost_column(size_t i);
 uint64_t syscall_cost_value(const SyscallCost *c, size_t i);
 void syscall_cost_add(SyscallCost *sum, const SyscallCost *c);
 

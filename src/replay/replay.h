@@ -138,7 +138,8 @@ void replay_breakdown(const ReplayResult *r, double parts[REPLAY_NPARTS]);
 /* Outputs (replay_report.c). */
 void replay_print_text(const ReplayResult *r, const char *trace, FILE *out);
 void replay_to_json(const ReplayResult *r, JsonBuilder *b);
-void replay_print_csv(const ReplayResult *r, FILE *out);
+void replay_print_csv_header(FILE *out);
+void replay_print_csv(const ReplayResult *r, FILE *out);   /* the rows, no header */
 /* Side by side (compare): the first result is the baseline. */
 void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, FILE *out);
 

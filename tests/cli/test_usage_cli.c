@@ -322,6 +322,76 @@ START_TEST(json_has_schema)
 }
 END_TEST
 
+/* A unit (or the thing counted) in a column name: one of these tokens
+ * between underscores. */
+static bool has_unit(const char *col)
+{
+    static const char *const units[] = {
+        "cycles", "us", "ns", "kb", "mib", "bytes", "mhz", "pct", "insns", "calls", "count",
+        "walks", "writes", "dropped", "kmaps", "refs", "lines", "pages", "syscalls", NULL,
+    };
+    char **w = g_strsplit(col, "_", -1);
+    bool ok = false;
+    for (char **p = w; *p && !ok; p++)
+        ok = g_strv_contains(units, *p);
+    g_strfreev(w);
+    return ok;
+}
+
+/* Every --csv: exactly one header row, every row as wide as it, and every
+ * numeric column that is not a 0/1 flag names its unit. */
+START_TEST(csv_one_header_units)
+{
+    const char *src = g_getenv("VMSPLIT_SOURCE_DIR");
+    char *dir = g_dir_make_tmp("vmsplit-csv-XXXXXX", NULL);
+    char *tr = g_build_filename(dir, "null.vmt", NULL);
+    const char *gen[] = {"gen", "null", "--count", "20", "-o", tr, NULL};
+    char *o, *e;
+    ck_assert_int_eq(run(gen, &o, &e), 0);
+    g_free(o), g_free(e);
+    char *lk = g_build_filename(src, "workloads", "memtraces", "qsortwords.lackey.gz", NULL);
+    struct { const char *cmd; bool units; const char *args[10]; } cases[] = {
+        {"syscall", true, {"syscall", "--csv", "--count", "5"}},
+        {"meminfo", true, {"meminfo", "--csv", "--ram", "64G", "--layout", "4g4g"}},
+        {"replay", true, {"replay", "--csv", "--no-progress", tr}},
+        {"compare", true, {"compare", "--csv", "--no-progress", "--layouts", "3g1g,4g4g,kpti", tr}},
+        {"tlbsim", false, {"tlbsim", "--csv", "--max-refs", "2000", lk}},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ck_assert_msg(run(cases[i].args, &o, &e) == 0, "vmsplit %s --csv: %s", cases[i].cmd, e);
+        char **lines = g_strsplit(g_strchomp(o), "\n", -1);
+        guint n = g_strv_length(lines);
+        ck_assert_msg(n >= 2, "vmsplit %s --csv: %u lines", cases[i].cmd, n);
+        char **head = g_strsplit(lines[0], ",", -1);
+        guint w = g_strv_length(head);
+        for (guint l = 1; l < n; l++) {
+            ck_assert_msg(strcmp(lines[l], lines[0]), "vmsplit %s --csv: header again at line %u",
+                          cases[i].cmd, l + 1);
+            char **f = g_strsplit(lines[l], ",", -1);
+            ck_assert_msg(g_strv_length(f) == w, "vmsplit %s --csv: line %u has %u fields, the "
+                          "header %u", cases[i].cmd, l + 1, g_strv_length(f), w);
+            for (guint c = 0; cases[i].units && c < w; c++) {
+                char *end = NULL;
+                double v = g_ascii_strtod(f[c], &end);
+                bool numeric = *f[c] && end && !*end;
+                bool flag = numeric && (v == 0 || v == 1) && !has_unit(head[c]);
+                /* a flag column is 0/1 in every row: checked on this row only */
+                if (numeric && !flag)
+                    ck_assert_msg(has_unit(head[c]), "vmsplit %s --csv: column '%s' has no unit",
+                                  cases[i].cmd, head[c]);
+            }
+            g_strfreev(f);
+        }
+        g_strfreev(head);
+        g_strfreev(lines);
+        g_free(o), g_free(e);
+    }
+    g_remove(tr);
+    g_rmdir(dir);
+    g_free(tr), g_free(dir), g_free(lk);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -337,6 +407,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, one_vocabulary);
     tcase_add_test(tc, bad_inputs_are_exit_2);
     tcase_add_test(tc, json_has_schema);
+    tcase_add_test(tc, csv_one_header_units);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -23,7 +23,7 @@ typedef struct {
     const LayoutMem *layout;
     LowmemParams params;
     const char *e820;
-    bool json;
+    bool json, csv;
 } MeminfoArgs;
 
 static const char *const phase_names[] = {"kept", "freed after boot", "after boot"};
@@ -43,7 +43,7 @@ static int parse_args(int argc, char **argv, MeminfoArgs *a, char **e820_out)
 {
     g_autofree char *ram = NULL, *layout = NULL, *sp = NULL;
     char *e820 = NULL;
-    gboolean json = FALSE, no_pse = FALSE;
+    gboolean json = FALSE, csv = FALSE, no_pse = FALSE;
     GOptionEntry entries[] = {
         {"ram", 0, 0, G_OPTION_ARG_STRING, &ram, "Installed RAM: 64G, 896M, 4096K or bytes", "SIZE"},
         {"layout", 'l', 0, G_OPTION_ARG_STRING, &layout, "3g1g, 2g2g, 1g3g, 4g4g, kpti or kpti-pcid", "NAME"},
@@ -53,6 +53,8 @@ static int parse_args(int argc, char **argv, MeminfoArgs *a, char **e820_out)
          "Physical memory map instead of --ram (format: docs/lowmem.md)", "FILE"},
         {"no-pse", 0, 0, G_OPTION_ARG_NONE, &no_pse, "Map lowmem with 4 KiB pages (CPU without PSE)", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL},
+        {"csv", 0, 0, G_OPTION_ARG_NONE, &csv,
+         "Print one CSV header and row", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- lowmem, highmem and mem_map after boot");
@@ -68,7 +70,9 @@ static int parse_args(int argc, char **argv, MeminfoArgs *a, char **e820_out)
         return VMS_EXIT_USAGE;
     }
     *e820_out = e820;
-    *a = (MeminfoArgs){.json = json, .e820 = e820};
+    *a = (MeminfoArgs){.json = json, .csv = csv, .e820 = e820};
+    if (json && csv)
+        return fail("%s", "--json and --csv are exclusive");
     a->params.no_pse = no_pse;
     if (argc > 1)
         return fail("unexpected argument '%s'", argv[1]);
@@ -125,6 +129,21 @@ static void print_text(const LowmemReport *r, const MeminfoArgs *a)
     else
         printf("boots: NO -- does not boot: the boot reservations leave less than %"
                G_GUINT64_FORMAT " MiB of lowmem\n", r->min_free_boot_bytes >> 20);
+}
+
+/* One header and one row, each numeric column with its unit: the RAM the
+ * memory map holds (below --ram by the PCI hole), /proc/meminfo's figures,
+ * mem_map and the lowmem left, as the text says them. */
+static void print_csv(const LowmemReport *r, const MeminfoArgs *a)
+{
+    printf("layout,struct_page_bytes,map_ram_mib,map,mem_total_kb,low_total_kb,high_total_kb,"
+           "lowmem_limit_mib,mem_map_kb,lowmem_left_kb,min_free_boot_kb,boots,beyond_pae\n");
+    printf("%s,%u,%.0f,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+           ",%.0f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d,%d\n",
+           r->layout->name, r->struct_page_bytes, r->ram_bytes / 1048576.0,
+           a->e820 ? "e820" : "default", r->mem_total_kb, r->low_total_kb, r->high_total_kb,
+           r->lowmem_limit / 1048576.0, r->mem_map_bytes / 1024, r->lowmem_left_bytes / 1024,
+           r->min_free_boot_bytes / 1024, r->boots, r->beyond_pae);
 }
 
 static void json_u64(JsonBuilder *b, const char *name, uint64_t v)
@@ -207,6 +226,8 @@ int cmd_meminfo(int argc, char **argv)
         return cli_fail("meminfo", err);
     if (a.json)
         print_json(&r, &a);
+    else if (a.csv)
+        print_csv(&r, &a);
     else
         print_text(&r, &a);
     return VMS_EXIT_OK;

@@ -189,9 +189,11 @@ static int run(int argc, char **argv, bool compare)
         res[i] = jobs[i].result;
     if (o.json)
         print_json_results(res, n, trace);
-    else if (o.csv)
+    else if (o.csv) {
+        replay_print_csv_header(stdout);          /* one header, every layout's rows */
         for (size_t i = 0; i < n; i++)
             replay_print_csv(res[i], stdout);
+    }
     else if (compare)
         replay_print_compare(res, n, trace, stdout);
     else

@@ -18,7 +18,7 @@
 
 typedef struct {
     char *cpu, *layouts, *ram, *stubs, *profiles;
-    gboolean sysenter, json;
+    gboolean sysenter, json, csv;
     gint64 count, warmup, bytes_in, bytes_out;
 } Opts;
 
@@ -107,6 +107,26 @@ static void print_json(const Opts *o, const Preset *p, const char *name, Row *ro
     cli_print_json(b);
 }
 
+/* One header, one row per layout: the means per call, each column named
+ * with its unit (measure.h), the latency and the extra against the first
+ * layout in microseconds. */
+static void print_csv(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
+{
+    printf("syscall,cpu,clock_mhz,entry,layout,what_if,calls");
+    for (size_t i = 0; i < syscall_cost_count(); i++)
+        printf(",%s_per_call", syscall_cost_column(i));
+    printf(",latency_us,extra_us\n");
+    for (size_t r = 0; r < n; r++) {
+        printf("%s,%s,%g,%s,%s,%d,%" G_GUINT64_FORMAT, name, p->name, p->clock_mhz,
+               o->sysenter ? "sysenter" : "int80", rows[r].layout->name, rows[r].layout->what_if,
+               rows[r].n);
+        for (size_t i = 0; i < syscall_cost_count(); i++)
+            printf(",%.2f", mean(&rows[r], i));
+        printf(",%.4f,%.4f\n", mean(&rows[r], 0) / p->clock_mhz,
+               (mean(&rows[r], 0) - mean(&rows[0], 0)) / p->clock_mhz);
+    }
+}
+
 int cmd_syscall(int argc, char **argv)
 {
     Opts o = { .count = 1000, .warmup = 10 };
@@ -122,6 +142,7 @@ int cmd_syscall(int argc, char **argv)
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o.stubs, "entry/exit stubs to use instead of the layout's (.asm or .o; see src/kernel_model/stubs/)", "FILE" },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o.profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
         { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print JSON", NULL },
+        { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV: one row per layout, each column with its unit", NULL },
         { NULL },
     };
     GOptionContext *ctx = g_option_context_new("[NAME] - time one system call through each layout's entry/exit stubs");
@@ -148,6 +169,10 @@ int cmd_syscall(int argc, char **argv)
         o.bytes_in > (64 << 20) || o.bytes_out > (64 << 20)) {
         fprintf(stderr, "vmsplit syscall: expected at most one NAME, --count >= 1, and byte counts "
                         "between 0 and 64 MiB (see 'vmsplit syscall --help')\n");
+        goto out;
+    }
+    if (o.json && o.csv) {
+        fprintf(stderr, "vmsplit syscall: --json and --csv are exclusive\n");
         goto out;
     }
     const char *name = argc == 2 ? argv[1] : "getppid";
@@ -195,6 +220,8 @@ int cmd_syscall(int argc, char **argv)
         }
     if (o.json)
         print_json(&o, p, name, rows, n);
+    else if (o.csv)
+        print_csv(&o, p, name, rows, n);
     else
         print_text(&o, p, name, rows, n);
     rc = VMS_EXIT_OK;
