@@ -140,6 +140,9 @@ void replay_print_text(const ReplayResult *r, const char *trace, FILE *out);
 void replay_to_json(const ReplayResult *r, JsonBuilder *b);
 void replay_print_csv_header(FILE *out);
 void replay_print_csv(const ReplayResult *r, FILE *out);   /* the rows, no header */
+/* The replay's summary row (syscall "ALL": all syscalls, the rate, and
+ * against base, if not NULL, the overhead and the extra cycles by part). */
+void replay_print_csv_summary(const ReplayResult *r, const ReplayResult *base, FILE *out);
 /* Side by side (compare): the first result is the baseline. */
 void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, FILE *out);
 

@@ -130,12 +130,51 @@ void replay_to_json(const ReplayResult *r, JsonBuilder *b)
     json_builder_end_object(b);
 }
 
-/* The header, once per CSV (compare prints every layout's rows under it). */
+/* CSV column names of replay_part_names, in the same order. */
+static const char *const part_columns[REPLAY_NPARTS] = {
+    "entry_exit", "cr3", "refills", "uaccess", "body", "user", "switches",
+};
+
+/* The header, once per CSV (compare prints every layout's rows under it).
+ * The last columns are filled only in a layout's summary row (syscall
+ * "ALL", replay_print_csv_summary): its overhead against the baseline and
+ * where the extra cycles went, by part. */
 void replay_print_csv_header(FILE *out)
 {
     fprintf(out, "cpu,layout,syscall,count,mean_cycles,mean_us,p50_us,p99_us");
     for (size_t k = 0; k < syscall_cost_count(); k++)
         fprintf(out, ",%s_total", syscall_cost_column(k));
+    fprintf(out, ",syscalls_per_sec,overhead_pct");
+    for (int p = 0; p < REPLAY_NPARTS; p++)
+        fprintf(out, ",extra_%s_cycles", part_columns[p]);
+    fprintf(out, "\n");
+}
+
+void replay_print_csv_summary(const ReplayResult *r, const ReplayResult *base, FILE *out)
+{
+    const ReplayConfig *c = replay_config(r);
+    const ReplayTotals *t = replay_totals(r);
+    SyscallCost sum = { 0 };
+    for (guint i = 0; i < replay_nsyscalls(r); i++)
+        syscall_cost_add(&sum, &replay_syscall(r, i)->sum);
+    double n = (double)t->syscalls, secs = replay_seconds(r);
+    fprintf(out, "%s,%s,ALL,%" G_GUINT64_FORMAT ",%.1f,%.4f,,", c->preset->name, c->layout->name,
+            t->syscalls, n ? sum.cycles / n : 0.0, n ? us(r, sum.cycles / n) : 0.0);
+    for (size_t k = 0; k < syscall_cost_count(); k++)
+        fprintf(out, ",%" G_GUINT64_FORMAT, syscall_cost_value(&sum, k));
+    fprintf(out, ",%.2f,", secs > 0 ? n / secs : 0.0);
+    if (base) {
+        const ReplayTotals *b = replay_totals(base);
+        fprintf(out, "%.4f", b->cycles ? 100.0 * ((double)t->cycles - b->cycles) / b->cycles : 0.0);
+        double v[REPLAY_NPARTS], w[REPLAY_NPARTS];
+        replay_breakdown(r, v);
+        replay_breakdown(base, w);
+        for (int p = 0; p < REPLAY_NPARTS; p++)
+            fprintf(out, ",%.0f", v[p] - w[p]);
+    } else {
+        for (int p = 0; p < REPLAY_NPARTS; p++)
+            fputc(',', out);
+    }
     fprintf(out, "\n");
 }
 
@@ -151,6 +190,9 @@ void replay_print_csv(const ReplayResult *r, FILE *out)
                 us(r, (double)lhist_quantile(&s->hist, 0.5)), us(r, (double)lhist_quantile(&s->hist, 0.99)));
         for (size_t k = 0; k < syscall_cost_count(); k++)
             fprintf(out, ",%" G_GUINT64_FORMAT, syscall_cost_value(&s->sum, k));
+        fprintf(out, ",,");                       /* the summary row's columns */
+        for (int p = 0; p < REPLAY_NPARTS; p++)
+            fputc(',', out);
         fprintf(out, "\n");
     }
 }

@@ -116,7 +116,7 @@ static const PlotKindPriv kinds[] = {
     {{"lowmem", "lowmem.gp", "lowmem (MiB) against installed RAM, where it stops booting",
       need_lowmem}, "ram_mib", NULL, groups_lowmem, NULL, NULL},
     {{"kpti", "kpti.gp", "4g4g, kpti, kpti-pcid overhead against syscalls/s",
-      need_overhead}, NULL, NULL, NULL, vars_rate, NULL},
+      need_overhead}, "syscalls_per_sec", "rate", groups_layout, vars_rate, groups_overhead},
 };
 
 static const PlotKind *const kind_table[] = {

@@ -63,6 +63,41 @@ static void print_json_results(ReplayResult **r, size_t n, const char *trace)
     for (size_t i = 0; i < n; i++)
         replay_to_json(r[i], b);
     json_builder_end_array(b);
+    if (n > 1) {
+        /* compare: what the text's overhead and "where the extra cycles
+         * went" say, against the first layout. */
+        const ReplayTotals *base = replay_totals(r[0]);
+        double w[REPLAY_NPARTS];
+        replay_breakdown(r[0], w);
+        json_builder_set_member_name(b, "baseline");
+        json_builder_add_string_value(b, replay_config(r[0])->layout->name);
+        json_builder_set_member_name(b, "comparison");
+        json_builder_begin_array(b);
+        for (size_t i = 0; i < n; i++) {
+            const ReplayTotals *t = replay_totals(r[i]);
+            double v[REPLAY_NPARTS], secs = replay_seconds(r[i]);
+            replay_breakdown(r[i], v);
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "layout");
+            json_builder_add_string_value(b, replay_config(r[i])->layout->name);
+            json_builder_set_member_name(b, "overhead_pct");
+            json_builder_add_double_value(b, base->cycles ? 100.0 * ((double)t->cycles -
+                                          base->cycles) / base->cycles : 0.0);
+            json_builder_set_member_name(b, "syscalls_per_s");
+            json_builder_add_double_value(b, secs > 0 ? t->syscalls / secs : 0.0);
+            json_builder_set_member_name(b, "extra_cycles");
+            json_builder_add_double_value(b, (double)t->cycles - base->cycles);
+            json_builder_set_member_name(b, "extra_cycles_by_part");
+            json_builder_begin_object(b);
+            for (int p = 0; p < REPLAY_NPARTS; p++) {
+                json_builder_set_member_name(b, replay_part_names[p]);
+                json_builder_add_double_value(b, v[p] - w[p]);
+            }
+            json_builder_end_object(b);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+    }
     json_builder_end_object(b);
     cli_print_json(b);
 }
@@ -193,6 +228,8 @@ static int run(int argc, char **argv, bool compare)
         replay_print_csv_header(stdout);          /* one header, every layout's rows */
         for (size_t i = 0; i < n; i++)
             replay_print_csv(res[i], stdout);
+        for (size_t i = 0; i < n; i++)            /* then each layout's summary */
+            replay_print_csv_summary(res[i], compare ? res[0] : NULL, stdout);
     }
     else if (compare)
         replay_print_compare(res, n, trace, stdout);
