@@ -178,6 +178,58 @@ START_TEST(one_vocabulary)
 }
 END_TEST
 
+/* The man page documents every option of every command: a ".SS CMD"
+ * subsection per command holding each "--name" of its --help (regenerate
+ * with scripts/man-options). */
+START_TEST(man_page_complete)
+{
+    char *path = g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR"), "docs", "vmsplit.1", NULL);
+    char *man = NULL;
+    ck_assert(g_file_get_contents(path, &man, NULL, NULL));
+    GPtrArray *names = command_names();
+    GRegex *re = g_regex_new("^  (-[a-zA-Z], )?--([a-z0-9-]+)", 0, 0, NULL);
+    for (guint i = 0; i < names->len; i++) {
+        const char *cmd = names->pdata[i];
+        char *head = g_strdup_printf("\n.SS %s\n", cmd);
+        const char *sec = strstr(man, head);
+        ck_assert_msg(sec, "docs/vmsplit.1 has no '.SS %s' (run scripts/man-options)", cmd);
+        sec += strlen(head);
+        const char *end = strstr(sec, "\n.S");
+        char *body = end ? g_strndup(sec, (gsize)(end - sec)) : g_strdup(sec);
+        const char *a[] = {cmd, "--help", NULL};
+        char *out, *err;
+        ck_assert_int_eq(run(a, &out, &err), 0);
+        char **lines = g_strsplit(out, "\n", -1);
+        bool in_options = false;
+        for (char **l = lines; *l; l++) {
+            if (g_str_has_suffix(*l, "Options:"))
+                in_options = true;
+            else if (!**l)
+                in_options = false;
+            GMatchInfo *m = NULL;
+            if (in_options && g_regex_match(re, *l, 0, &m)) {
+                char *name = g_match_info_fetch(m, 2);
+                GString *want = g_string_new("\\-\\-");
+                for (const char *c = name; *c; c++)
+                    *c == '-' ? g_string_append(want, "\\-") : g_string_append_c(want, *c);
+                if (strcmp(name, "help"))
+                    ck_assert_msg(strstr(body, want->str), "docs/vmsplit.1, .SS %s: no --%s "
+                                  "(run scripts/man-options)", cmd, name);
+                g_string_free(want, TRUE);
+                g_free(name);
+            }
+            g_match_info_free(m);
+        }
+        g_strfreev(lines);
+        g_free(out), g_free(err), g_free(body), g_free(head);
+    }
+    g_regex_unref(re);
+    g_ptr_array_unref(names);
+    g_free(man);
+    g_free(path);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_exit_2)
 {
     char *src = g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR"), "workloads", "guest",
@@ -405,6 +457,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, help_command_is_its_help);
     tcase_add_test(tc, bad_arguments_are_exit_2);
     tcase_add_test(tc, one_vocabulary);
+    tcase_add_test(tc, man_page_complete);
     tcase_add_test(tc, bad_inputs_are_exit_2);
     tcase_add_test(tc, json_has_schema);
     tcase_add_test(tc, csv_one_header_units);
