@@ -338,6 +338,7 @@ START_TEST(json_has_schema)
     char *lk = g_build_filename(src, "workloads", "memtraces", "qsortwords.lackey.gz", NULL);
     char *img = g_build_filename(src, "workloads", "images", "user-4k.img", NULL);
     char *asmf = g_build_filename(src, "workloads", "guest", "hello.asm", NULL);
+    char *gtr = g_build_filename(dir, "gen.vmt", NULL), *scsv = g_build_filename(dir, "s.csv", NULL);
     struct { const char *cmd; const char *args[12]; } cases[] = {
         {"replay", {"replay", "--json", "--no-progress", tr}},
         {"compare", {"compare", "--json", "--no-progress", tr}},
@@ -347,6 +348,9 @@ START_TEST(json_has_schema)
         {"walk", {"walk", "--json", "--mem", img, "--access", "write", "--cpl", "3", "0x0804a123"}},
         {"run", {"run", "--json", asmf}},
         {"presets", {"presets", "show", "p4-northwood", "--json"}},
+        {"gen", {"gen", "null", "--count", "10", "--json", "-o", gtr}},
+        {"sweep", {"sweep", "--kind", "lowmem", "--layouts", "3g1g", "--ram", "1G", "-q",
+                   "--json", "-o", scsv}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         int st = run(cases[i].args, &o, &e);
@@ -368,9 +372,9 @@ START_TEST(json_has_schema)
         g_object_unref(p);
         g_free(o), g_free(e);
     }
-    g_remove(tr);
+    g_remove(tr), g_remove(gtr), g_remove(scsv);
     g_rmdir(dir);
-    g_free(tr), g_free(dir), g_free(lk), g_free(img), g_free(asmf);
+    g_free(tr), g_free(dir), g_free(lk), g_free(img), g_free(asmf), g_free(gtr), g_free(scsv);
 }
 END_TEST
 

@@ -37,7 +37,7 @@ static int usage_error(const char *msg, const char *arg)
 
 typedef struct {
     char *count, *seed, *rate, *insns, *clock, *ipc, *pages, *pattern, *out, *cpu;
-    gboolean sysenter;
+    gboolean sysenter, json;
     GStrv params;
 } RawArgs;
 
@@ -79,6 +79,9 @@ static int to_options(RawArgs *r, GenOptions *o)
         return usage_error("--seed: expected a whole number from 0 to 2^64-1, got '%s'", r->seed);
     if (r->rate && r->insns)
         return usage_error("%s", "--rate and --user-insns both given: expected one of them");
+    if (r->json && (!r->out || !strcmp(r->out, "-")))
+        return usage_error("%s", "--json prints a summary on standard output: expected -o FILE "
+                                 "for the trace");
     if ((r->cpu || r->sysenter) && (r->clock || r->ipc || !r->rate))
         return usage_error("%s", "--cpu and --sysenter choose where a realised --rate is "
                                  "reached: expected --rate without --clock-mhz and --ipc");
@@ -150,6 +153,9 @@ static GOptionContext *option_context(RawArgs *r, GString *desc)
          "A generator parameter (repeatable); see the list below", "KEY=VALUE"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &r->out,
          "Write the trace here (default: standard output; .gz compresses)", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &r->json,
+         "Print a summary (what was written, the user work, the rate reached) as JSON; needs -o",
+         NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new("NAME - write a synthetic workload trace");
@@ -226,6 +232,33 @@ int cmd_gen(int argc, char **argv)
         }
     }
     ok = ok && gen_write(gen, &o, r.out ? r.out : "-", &err);
+    if (ok && r.json) {
+        JsonBuilder *b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "generator");
+        json_builder_add_string_value(b, gen->name);
+        json_builder_set_member_name(b, "output");
+        json_builder_add_string_value(b, r.out);
+        json_builder_set_member_name(b, "count");
+        json_builder_add_int_value(b, (gint64)o.count);
+        json_builder_set_member_name(b, "seed");
+        json_builder_add_int_value(b, (gint64)o.seed);
+        json_builder_set_member_name(b, "user_insns_per_syscall");
+        json_builder_add_int_value(b, (gint64)gen_user_insns(gen, &o));
+        if (o.rate_on) {
+            json_builder_set_member_name(b, "rate_target_per_s");
+            json_builder_add_double_value(b, o.rate_target);
+            json_builder_set_member_name(b, "rate_realised_per_s");
+            json_builder_add_double_value(b, o.rate_realised);
+            json_builder_set_member_name(b, "rate_on");
+            json_builder_add_string_value(b, o.rate_on);
+        } else if (o.rate > 0) {
+            json_builder_set_member_name(b, "rate_nominal_per_s");
+            json_builder_add_double_value(b, o.rate);
+        }
+        json_builder_end_object(b);
+        cli_print_json(b);
+    }
     preset_free(p);
     raw_args_clear(&r);
     return ok ? VMS_EXIT_OK : cli_fail(CMD, err);

@@ -113,7 +113,7 @@ int cmd_sweep(int argc, char **argv)
 
     char *kind = NULL, *shard = NULL, *out = NULL;
     gint jobs = 0;
-    gboolean fsync_rows = FALSE, quiet = FALSE;
+    gboolean fsync_rows = FALSE, quiet = FALSE, json = FALSE;
     GOptionEntry entries[] = {
         {"kind", 'k', 0, G_OPTION_ARG_STRING, &kind, "What each point runs (see below)", "KIND"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "CSV to write or resume (required)", "FILE"},
@@ -121,6 +121,8 @@ int cmd_sweep(int argc, char **argv)
         {"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only slice K of N (1 <= K <= N)", "K/N"},
         {"fsync", 0, 0, G_OPTION_ARG_NONE, &fsync_rows, "fsync after each row, not only flush", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar and no summary", NULL},
+        {"json", 0, 0, G_OPTION_ARG_NONE, &json,
+         "Print the summary (points, resumed, computed) as JSON on stdout", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     bool takes_files = false;
@@ -165,6 +167,30 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "%s: %u points%s: %u already there, %u computed%s\n", out, res.total,
                 sweep_def_shard_n(d) > 1 ? " in this shard" : "", res.resumed, res.computed,
                 res.repaired ? " (a torn last line was cut off)" : "");
+    if (json && (ok || res.computed)) {
+        JsonBuilder *b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "output");
+        json_builder_add_string_value(b, out);
+        json_builder_set_member_name(b, "kind");
+        json_builder_add_string_value(b, r->kind);
+        json_builder_set_member_name(b, "shard_k");
+        json_builder_add_int_value(b, sweep_def_shard_k(d));
+        json_builder_set_member_name(b, "shard_n");
+        json_builder_add_int_value(b, sweep_def_shard_n(d));
+        json_builder_set_member_name(b, "points");
+        json_builder_add_int_value(b, res.total);
+        json_builder_set_member_name(b, "resumed");
+        json_builder_add_int_value(b, res.resumed);
+        json_builder_set_member_name(b, "computed");
+        json_builder_add_int_value(b, res.computed);
+        json_builder_set_member_name(b, "complete");
+        json_builder_add_boolean_value(b, ok && res.complete);
+        json_builder_set_member_name(b, "torn_line_cut");
+        json_builder_add_boolean_value(b, res.repaired);
+        json_builder_end_object(b);
+        cli_print_json(b);
+    }
     status = ok ? VMS_EXIT_OK : cli_fail("sweep", err);
 out:
     sweep_def_free(d);
