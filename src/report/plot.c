@@ -54,6 +54,27 @@ static bool vars_tlb(const CsvTable *t, GString *vars, const char **xcol, GError
     }
     add_var(vars, "xcol", x);
     *xcol = x;
+    /* The preset's own size of that TLB, marked on the plot, and the CPU
+     * in the title (one CPU in the CSV). */
+    int c = csv_table_column(t, "cpu");
+    bool one_cpu = c >= 0 && t->rows->len > 0;
+    for (guint r = 1; one_cpu && r < t->rows->len; r++)
+        one_cpu = !strcmp(csv_table_get(t, r, (guint)c), csv_table_get(t, 0, (guint)c));
+    if (one_cpu) {
+        GError *ignore = NULL;
+        Preset *p = preset_load(csv_table_get(t, 0, (guint)c), &ignore);
+        g_clear_error(&ignore);
+        if (p) {
+            char buf[32];
+            g_snprintf(buf, sizeof buf, "%u", d ? p->dtlb_4k.entries : p->itlb_4k.entries);
+            g_string_append_printf(vars, "presetx = %s; ", buf);
+            add_var(vars, "presetname", p->name);
+            char *label = g_strdup_printf("%s, %g MHz", p->name, p->clock_mhz);
+            add_var(vars, "cpulabel", label);
+            g_free(label);
+            preset_free(p);
+        }
+    }
     add_var(vars, "ycol", y);
     add_var(vars, "xlabel", d ? "DTLB entries (4 KiB pages)" : "ITLB entries (4 KiB pages)");
     add_var(vars, "ylabel", !strcmp(y, "overhead_pct") ? "overhead against 3g1g (%)"
