@@ -23,6 +23,10 @@ typedef struct {
  * only if the user says so: an invalid geometry is reported by the TLB. */
 static void override(TlbGeom *g, int entries, int ways)
 {
+    if (entries == 0) {                  /* no such array (the second level) */
+        g->entries = g->ways = 0;
+        return;
+    }
     if (entries > 0) {
         if (g->entries == g->ways)      /* fully associative stays so */
             g->ways = (unsigned)entries;
@@ -132,7 +136,10 @@ static void print_csv(TlbSim *s, const Opts *o)
 
 int cmd_tlbsim(int argc, char **argv)
 {
-    Opts o = { .seed = 1 };
+    /* -1: not given, the preset's. A size given means what it means in a
+     * preset file: 0 is "no such array" (no second level), and a DTLB or
+     * ITLB of 0 entries is refused. */
+    Opts o = { .seed = 1, .dtlb_entries = -1, .itlb_entries = -1, .stlb_entries = -1 };
     GOptionEntry entries[] = {
         { "cpu", 'c', 0, G_OPTION_ARG_STRING, &o.preset, "CPU preset name or .ini file (default p4-northwood)", "P" },
         /* The name before the shared vocabulary (docs/options.md): kept, unlisted. */
@@ -141,7 +148,7 @@ int cmd_tlbsim(int argc, char **argv)
         { "dtlb-ways", 0, 0, G_OPTION_ARG_INT, &o.dtlb_ways, "ways of the 4 KiB DTLB (= entries: fully associative)", "N" },
         { "itlb-entries", 0, 0, G_OPTION_ARG_INT, &o.itlb_entries, "entries of the 4 KiB ITLB", "N" },
         { "itlb-ways", 0, 0, G_OPTION_ARG_INT, &o.itlb_ways, "ways of the 4 KiB ITLB", "N" },
-        { "stlb-entries", 0, 0, G_OPTION_ARG_INT, &o.stlb_entries, "entries of the second-level TLB (0 keeps the preset's)", "N" },
+        { "stlb-entries", 0, 0, G_OPTION_ARG_INT, &o.stlb_entries, "entries of the second-level TLB (0: none, as in a preset file)", "N" },
         { "stlb-ways", 0, 0, G_OPTION_ARG_INT, &o.stlb_ways, "ways of the second-level TLB", "N" },
         { "policy", 0, 0, G_OPTION_ARG_STRING, &o.policy, "replacement policy: lru, plru, fifo, random", "NAME" },
         { "seed", 's', 0, G_OPTION_ARG_INT64, &o.seed, "seed of the random policy (default 1)", "S" },
@@ -174,9 +181,14 @@ int cmd_tlbsim(int argc, char **argv)
         fprintf(stderr, "vmsplit tlbsim: --json and --csv are exclusive\n");
         goto out;
     }
-    if (o.flush_every < 0 || o.max_refs < 0 || o.dtlb_entries < 0 || o.dtlb_ways < 0 ||
-        o.itlb_entries < 0 || o.itlb_ways < 0 || o.stlb_entries < 0 || o.stlb_ways < 0) {
+    if (o.flush_every < 0 || o.max_refs < 0 || o.dtlb_entries < -1 || o.dtlb_ways < 0 ||
+        o.itlb_entries < -1 || o.itlb_ways < 0 || o.stlb_entries < -1 || o.stlb_ways < 0) {
         fprintf(stderr, "vmsplit tlbsim: sizes and counts must not be negative\n");
+        goto out;
+    }
+    if (o.dtlb_entries == 0 || o.itlb_entries == 0) {
+        fprintf(stderr, "vmsplit tlbsim: --%s: expected 1 or more entries (leave the option "
+                "out for the preset's)\n", o.dtlb_entries == 0 ? "dtlb-entries" : "itlb-entries");
         goto out;
     }
     if (!o.preset)
