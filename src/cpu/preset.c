@@ -12,7 +12,11 @@
  * GKeyFile also reports no line numbers for keys; a first pass over the text
  * records the line of every group and key (and rejects duplicates, which
  * GKeyFile would silently merge), so every message reads
- * "FILE:LINE: group.key: what is wrong; expected what". */
+ * "FILE:LINE: group.key: what is wrong; expected what".
+ *
+ * The comment beside a value may declare its plausible range ("range
+ * LO..HI" or "alternatives A,B") and its origin ("estimate:", "fitted:",
+ * "prior N"); see range_read below and presets/README.md, "Ranges". */
 #include "cpu/preset.h"
 
 #include "config.h"
@@ -422,6 +426,159 @@ static bool check_names(GKeyFile *kf, const Src *s, GError **err)
     return ok;
 }
 
+/* ---- ranges in the comments ------------------------------------------ */
+
+/* The comment of a raw value (after the first '#' that starts a word), or
+ * NULL. */
+static const char *comment_of(const char *raw)
+{
+    for (const char *p = raw; *p; p++)
+        if (*p == '#' && (p == raw || p[-1] == ' ' || p[-1] == '\t'))
+            return p + 1;
+    return NULL;
+}
+
+/* A value of k's type written as text, normalised for comparison ("true",
+ * "42", a policy's registered name); NULL if it does not parse. g_free. */
+static char *alt_normalise(const KeyDef *k, const char *v)
+{
+    uint64_t n = 0;
+    switch (k->type) {
+    case T_BOOL:
+        return !strcmp(v, "true") || !strcmp(v, "false") ? g_strdup(v) : NULL;
+    case T_UINT:
+        return parse_uint(v, UINT32_MAX, &n) ? g_strdup_printf("%" G_GUINT64_FORMAT, n) : NULL;
+    case T_BYTES:
+        return parse_bytes(v, &n) ? g_strdup_printf("%" G_GUINT64_FORMAT, n) : NULL;
+    case T_POLICY: {
+        const TlbPolicy *pol = tlb_policy_find(v, NULL);
+        return pol ? g_strdup(pol->name) : NULL;
+    }
+    default:
+        return NULL;
+    }
+}
+
+static char *value_normalised(const Preset *p, const KeyDef *k);
+
+/* Reads "range LO..HI", "alternatives A,B", "prior N" and the origin from
+ * the comment of k's raw value, checks them against the parsed value in p
+ * and appends a PresetRange to p. */
+static bool range_read(Preset *p, const KeyDef *k, const char *raw, const Src *s, int line,
+                       GError **err)
+{
+    const char *c = comment_of(raw);
+    if (!c)
+        return true;
+    PresetRange r = { .kind = PRESET_RANGE_SPAN, .origin = PRESET_ORIGIN_SOURCED, .line = line };
+    if (strstr(c, "fitted:"))
+        r.origin = PRESET_ORIGIN_FITTED;
+    else if (strstr(c, "estimate:"))
+        r.origin = PRESET_ORIGIN_ESTIMATE;
+    GMatchInfo *mi = NULL;
+    GRegex *span = g_regex_new("\\brange ([0-9]+)\\.\\.([0-9]+)\\b", 0, 0, NULL);
+    GRegex *alts = g_regex_new("\\balternatives ([^ \\t;:]+)", 0, 0, NULL);
+    GRegex *prior = g_regex_new("\\bprior ([0-9]+)\\b", 0, 0, NULL);
+    bool have_span = g_regex_match(span, c, 0, &mi), have_alts = false, ok = true;
+    char *lo = have_span ? g_match_info_fetch(mi, 1) : NULL;
+    char *hi = have_span ? g_match_info_fetch(mi, 2) : NULL;
+    g_match_info_free(mi);
+    char *alt_text = NULL;
+    if ((have_alts = g_regex_match(alts, c, 0, &mi)))
+        alt_text = g_match_info_fetch(mi, 1);
+    g_match_info_free(mi);
+    if (g_regex_match(prior, c, 0, &mi)) {
+        char *v = g_match_info_fetch(mi, 1);
+        uint64_t n = 0;
+        r.has_prior = parse_uint(v, UINT32_MAX, &n);
+        r.prior = (unsigned)n;
+        g_free(v);
+    }
+    g_match_info_free(mi);
+    g_regex_unref(span);
+    g_regex_unref(alts);
+    g_regex_unref(prior);
+    char *now = value_normalised(p, k);
+    uint64_t l = 0, h = 0;
+    if (have_span && have_alts) {
+        ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                      "%s.%s: both a range and alternatives; expected one of them", k->group,
+                      k->key);
+    } else if (!have_span && !have_alts) {
+        if (r.origin != PRESET_ORIGIN_SOURCED)
+            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                          "%s.%s: %s without a range; expected 'range LO..HI' or "
+                          "'alternatives A,B' in its comment (presets/README.md, Ranges)",
+                          k->group, k->key,
+                          r.origin == PRESET_ORIGIN_FITTED ? "a fitted value" : "an estimate");
+        goto out;
+    } else if (have_span) {
+        if (k->type != T_UINT) {
+            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                          "%s.%s: 'range %s..%s' on a key that is not an integer; expected "
+                          "'alternatives A,B'", k->group, k->key, lo, hi);
+        } else if (!parse_uint(lo, UINT32_MAX, &l) || !parse_uint(hi, UINT32_MAX, &h)) {
+            ok = src_fail(err, PRESET_ERROR_PARSE, s, line,
+                          "%s.%s: 'range %s..%s'; expected bounds below 2^32", k->group, k->key,
+                          lo, hi);
+        } else if (l > h) {
+            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                          "%s.%s: range %s..%s has low > high; expected LO <= HI", k->group,
+                          k->key, lo, hi);
+        } else {
+            unsigned v = *(unsigned *)((char *)p + k->off);
+            r.lo = (unsigned)l;
+            r.hi = (unsigned)h;
+            if (v < r.lo || v > r.hi)
+                ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                              "%s.%s: %u lies outside its range %u..%u; expected a value in "
+                              "the range", k->group, k->key, v, r.lo, r.hi);
+            else if (r.has_prior && (r.prior < r.lo || r.prior > r.hi))
+                ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                              "%s.%s: prior %u lies outside its range %u..%u; expected a "
+                              "value in the range", k->group, k->key, r.prior, r.lo, r.hi);
+        }
+    } else {
+        r.kind = PRESET_RANGE_ALTERNATIVES;
+        r.alternatives = g_strsplit(alt_text, ",", -1);
+        bool found = false;
+        unsigned n = g_strv_length(r.alternatives);
+        for (unsigned i = 0; ok && i < n; i++) {
+            char *a = alt_normalise(k, r.alternatives[i]);
+            if (!a) {
+                char *expect = key_expect(k);
+                ok = src_fail(err, PRESET_ERROR_PARSE, s, line,
+                              "%s.%s: alternative '%s'; expected %s", k->group, k->key,
+                              r.alternatives[i], expect);
+                g_free(expect);
+            }
+            found = found || (a && now && !strcmp(a, now));
+            g_free(a);
+        }
+        if (ok && n < 2)
+            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                          "%s.%s: alternatives %s; expected at least two, comma separated",
+                          k->group, k->key, alt_text);
+        else if (ok && !found)
+            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
+                          "%s.%s: %s is not among its alternatives %s; expected one of them",
+                          k->group, k->key, now ? now : "?", alt_text);
+    }
+    if (ok) {
+        r.id = g_strdup_printf("%s.%s", k->group, k->key);
+        p->ranges = g_renew(PresetRange, p->ranges, p->nranges + 1);
+        p->ranges[p->nranges++] = r;
+        r.alternatives = NULL;
+    }
+out:
+    g_strfreev(r.alternatives);
+    g_free(now);
+    g_free(lo);
+    g_free(hi);
+    g_free(alt_text);
+    return ok;
+}
+
 /* Read every key of the table into p. */
 static bool read_keys(GKeyFile *kf, Preset *p, const Src *s, GError **err)
 {
@@ -449,10 +606,10 @@ static bool read_keys(GKeyFile *kf, Preset *p, const Src *s, GError **err)
             continue;
         }
         char *v = value_clean(raw);
-        g_free(raw);
         bool on = (k->flags & K_GATED) ? gate_on : true;
-        bool ok = key_parse(p, k, v, on, s, line, err);
+        bool ok = key_parse(p, k, v, on, s, line, err) && range_read(p, k, raw, s, line, err);
         g_free(v);
+        g_free(raw);
         if (!ok)
             return false;
         if (k->flags & K_GATE)
@@ -652,10 +809,77 @@ Preset *preset_load(const char *name_or_path, GError **err)
     return p;
 }
 
+static void ranges_free(PresetRange *r, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        g_free(r[i].id);
+        g_strfreev(r[i].alternatives);
+    }
+    g_free(r);
+}
+
+Preset *preset_copy(const Preset *p)
+{
+    Preset *c = g_memdup2(p, sizeof *p);
+    c->name = g_strdup(p->name);
+    c->description = g_strdup(p->description);
+    c->path = g_strdup(p->path);
+    c->tlb_policy = g_strdup(p->tlb_policy);
+    c->ranges = g_memdup2(p->ranges, sizeof *p->ranges * p->nranges);
+    for (unsigned i = 0; i < p->nranges; i++) {
+        c->ranges[i].id = g_strdup(p->ranges[i].id);
+        c->ranges[i].alternatives = g_strdupv(p->ranges[i].alternatives);
+    }
+    return c;
+}
+
+const PresetRange *preset_range_find(const Preset *p, const char *id)
+{
+    for (unsigned i = 0; i < p->nranges; i++)
+        if (!strcmp(p->ranges[i].id, id))
+            return &p->ranges[i];
+    return NULL;
+}
+
+static const KeyDef *key_by_id(const char *id)
+{
+    const char *dot = strchr(id, '.');
+    if (!dot)
+        return NULL;
+    char *g = g_strndup(id, (gsize)(dot - id));
+    const KeyDef *k = key_find(g, dot + 1);
+    g_free(g);
+    return k;
+}
+
+bool preset_get_uint(const Preset *p, const char *id, unsigned *out)
+{
+    const KeyDef *k = key_by_id(id);
+    if (!k || (k->type != T_UINT && k->type != T_BYTES && k->type != T_BOOL))
+        return false;
+    const char *field = (const char *)p + k->off;
+    *out = k->type == T_BOOL ? *(const bool *)field : *(const unsigned *)field;
+    return true;
+}
+
+bool preset_set_uint(Preset *p, const char *id, unsigned v)
+{
+    const KeyDef *k = key_by_id(id);
+    if (!k || (k->type != T_UINT && k->type != T_BYTES && k->type != T_BOOL))
+        return false;
+    char *field = (char *)p + k->off;
+    if (k->type == T_BOOL)
+        *(bool *)field = v != 0;
+    else
+        *(unsigned *)field = v;
+    return true;
+}
+
 void preset_free(Preset *p)
 {
     if (!p)
         return;
+    ranges_free(p->ranges, p->nranges);
     g_free(p->name);
     g_free(p->description);
     g_free(p->path);
@@ -700,6 +924,37 @@ static void value_text(GString *out, const Preset *p, const KeyDef *k)
     }
 }
 
+static char *value_normalised(const Preset *p, const KeyDef *k)
+{
+    GString *v = g_string_new(NULL);
+    value_text(v, p, k);
+    return g_string_free(v, FALSE);
+}
+
+static const char *origin_name[] = { "sourced", "estimate", "fitted" };
+
+/* "estimate: range 60..700; " for a key with a declared range, else "". */
+static void range_text(GString *out, const Preset *p, const KeyDef *k)
+{
+    char *id = g_strdup_printf("%s.%s", k->group, k->key);
+    const PresetRange *r = preset_range_find(p, id);
+    g_free(id);
+    if (!r)
+        return;
+    if (r->origin != PRESET_ORIGIN_SOURCED)
+        g_string_append_printf(out, "%s: ", origin_name[r->origin]);
+    if (r->kind == PRESET_RANGE_SPAN)
+        g_string_append_printf(out, "range %u..%u", r->lo, r->hi);
+    else {
+        char *a = g_strjoinv(",", r->alternatives);
+        g_string_append_printf(out, "alternatives %s", a);
+        g_free(a);
+    }
+    if (r->has_prior)
+        g_string_append_printf(out, " prior %u", r->prior);
+    g_string_append(out, "; ");
+}
+
 char *preset_to_ini(const Preset *p)
 {
     GString *out = g_string_new(NULL);
@@ -712,10 +967,12 @@ char *preset_to_ini(const Preset *p)
             group = k->group;
             g_string_append_printf(out, "\n[%s]\n", group);
         }
-        GString *v = g_string_new(NULL);
+        GString *v = g_string_new(NULL), *r = g_string_new(NULL);
         value_text(v, p, k);
-        g_string_append_printf(out, "%-20s = %-16s # %s\n", k->key, v->str, k->doc);
+        range_text(r, p, k);
+        g_string_append_printf(out, "%-20s = %-16s # %s%s\n", k->key, v->str, r->str, k->doc);
         g_string_free(v, TRUE);
+        g_string_free(r, TRUE);
     }
     return g_string_free(out, FALSE);
 }
@@ -765,6 +1022,35 @@ char *preset_to_json(const Preset *p)
         }
         json_builder_set_member_name(b, k->key);
         value_json(b, p, k);
+    }
+    json_builder_end_object(b);
+    /* "ranges": { "cost.int_gate": { "origin", "low", "high" | "alternatives",
+     * "prior" }, ... } in file order. */
+    json_builder_set_member_name(b, "ranges");
+    json_builder_begin_object(b);
+    for (unsigned i = 0; i < p->nranges; i++) {
+        const PresetRange *r = &p->ranges[i];
+        json_builder_set_member_name(b, r->id);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "origin");
+        json_builder_add_string_value(b, origin_name[r->origin]);
+        if (r->kind == PRESET_RANGE_SPAN) {
+            json_builder_set_member_name(b, "low");
+            json_builder_add_int_value(b, r->lo);
+            json_builder_set_member_name(b, "high");
+            json_builder_add_int_value(b, r->hi);
+        } else {
+            json_builder_set_member_name(b, "alternatives");
+            json_builder_begin_array(b);
+            for (char **a = r->alternatives; *a; a++)
+                json_builder_add_string_value(b, *a);
+            json_builder_end_array(b);
+        }
+        if (r->has_prior) {
+            json_builder_set_member_name(b, "prior");
+            json_builder_add_int_value(b, r->prior);
+        }
+        json_builder_end_object(b);
     }
     json_builder_end_object(b);
     json_builder_end_object(b);
