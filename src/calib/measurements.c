@@ -11,7 +11,7 @@ G_DEFINE_QUARK(vmsplit-calib-error-quark, calib_error)
 
 static const char *unit_names[] = { "cycles", "us", "ratio" };
 static const char *row_keys[] = { "figure", "unit", "machine", "clock", "source", "quote",
-                                  "note", "cpu", "experiment", "baseline", "combine", "role" };
+                                  "note", "cpu", "experiment", "baseline", "combine", "role", NULL };
 
 const char *meas_unit_name(MeasUnit u) { return unit_names[u]; }
 
@@ -142,7 +142,7 @@ static bool parse_row(const Reader *r, const char *g, Measurement *m, GError **e
     char **keys = g_key_file_get_keys(r->kf, g, NULL, NULL);
     for (int i = 0; keys[i]; i++) {
         bool known = false;
-        for (size_t j = 0; j < G_N_ELEMENTS(row_keys); j++)
+        for (size_t j = 0; row_keys[j]; j++)
             known = known || !strcmp(keys[i], row_keys[j]);
         if (!known) {
             char *all = g_strjoinv(", ", (char **)row_keys);
