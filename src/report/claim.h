@@ -6,7 +6,9 @@
  *     under 3g1g and 4g4g: syscall rate, time under each, overhead and the
  *     two biggest contributors to it.
  *  2. Every quantitative statement of the two seeds (and one published
- *     KPTI anchor), what the model says, and whether it agrees.
+ *     KPTI anchor), what the model says, the rule and the verdict; a
+ *     statement whose figure the preset was fitted to (a `fit` row of
+ *     validation/measurements.ini) is marked FIT TARGET, not agreement.
  *  3. The plots (lowmem against RAM, per-syscall latency stacked by part,
  *     overhead against syscall rate, 4g4g/kpti/kpti-pcid against rate)
  *     and the CSVs behind them, in an output folder.
@@ -26,6 +28,18 @@ typedef struct {
     bool plots;                  /* run gnuplot (false: CSVs only) */
     int jobs;                    /* replays in parallel */
 } ClaimConfig;
+
+/* A statement's verdict under its rule (src/report/claim_statements.c
+ * lists the statements and their rules as a table). A statement whose
+ * figure the preset was calibrated to is printed as a FIT TARGET instead,
+ * and not counted. */
+typedef enum {
+    CLAIM_AGREES,
+    CLAIM_PARTLY,                /* agrees in part (the rule says which part) */
+    CLAIM_DISAGREES,
+    CLAIM_NVERDICTS,
+} ClaimVerdict;
+extern const char *const claim_verdict_names[CLAIM_NVERDICTS];
 
 /* Prints the report to out. False (err) on bad configuration or a guest
  * fault; a statement the model refutes is not an error. */
