@@ -315,6 +315,8 @@ static bool setup(Fit *f, GError **err)
         c->prior = r->has_prior ? r->prior : c->start;
         if (f->cfg->start)
             c->start = CLAMP(f->cfg->start[f->n - 1], c->lo, c->hi);
+        if (f->cfg->prior)
+            c->prior = CLAMP(f->cfg->prior[f->n - 1], c->lo, c->hi);
     }
     if (!f->m || !f->n) {
         g_set_error(err, CALIB_ERROR, CALIB_ERROR_INVALID,

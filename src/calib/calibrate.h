@@ -82,6 +82,11 @@ typedef struct {
      * parameters, i.e. the preset's ranges in file order, filtered by
      * `only`) instead of the preset's. */
     const unsigned *start;
+    /* Optional: the centre of the ridge instead of the priors the preset
+     * declares (same order as start). The uncertainty analysis passes a
+     * sampled point as both start and prior, so the fit moves it as little
+     * as it can while meeting the fit rows. */
+    const unsigned *prior;
 } CalibConfig;
 
 /* False (err) if the preset has no fit rows or no ranged parameter, or an

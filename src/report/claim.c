@@ -263,7 +263,11 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
     fclose(f);
     f = NULL;
     fprintf(out, "2. The seeds' statements\n\n");
+    if (cfg->uncertainty > 0 && !claim_uncertainty_run(&c, err))
+        goto out;
     if (!(c.kpti_csv = open_csv(&c, "kpti.csv", err)) || !claim_statements_print(&c, out, err))
+        goto out;
+    if (cfg->uncertainty > 0 && !claim_tornado(&c, out, err))
         goto out;
     fclose(c.kpti_csv);
     c.kpti_csv = NULL;

@@ -22,7 +22,20 @@ typedef struct {
     char *tracedir;
     GPtrArray *wl;               /* Workload* */
     FILE *kpti_csv;              /* the KPTI statement writes its curve here */
+    /* Uncertainty (claim_uncertainty.c): the 90 % interval of the null
+     * call's 4g4g - 3g1g extra in us, [0] int 0x80, [1] sysenter, over
+     * unc_used accepted points of unc_total. */
+    bool have_unc;
+    double extra_lo[2], extra_hi[2];
+    unsigned unc_used, unc_total;
 } Claim;
+
+/* Runs the uncertainty design as a sweep into DIR/uncertainty.csv and
+ * fills the interval fields of c. */
+bool claim_uncertainty_run(Claim *c, GError **err);
+/* The tornado of the null call's int 0x80 extra: DIR/tornado.csv and a
+ * table on out. */
+bool claim_tornado(Claim *c, FILE *out, GError **err);
 
 /* Runs the jobs in parallel (cfg->jobs); the first error, prefixed with
  * the trace and layout, in err. */
