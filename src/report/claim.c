@@ -282,7 +282,9 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
     if (cfg->plots && (!plot(&c, out, "overhead.csv", "overhead", "overhead.png", err) ||
                        !plot(&c, out, "latency.csv", "latency", "latency.png", err) ||
                        !plot(&c, out, "lowmem.csv", "lowmem", "lowmem.png", err) ||
-                       !plot(&c, out, "kpti.csv", "kpti", "kpti.png", err)))
+                       !plot(&c, out, "kpti.csv", "kpti", "kpti.png", err) ||
+                       (cfg->uncertainty > 0 &&
+                        !plot(&c, out, "tornado.csv", "tornado", "tornado.png", err))))
         goto out;
     if (!cfg->plots)
         fprintf(out, "  (not drawn: --no-plots)\n");

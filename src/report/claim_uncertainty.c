@@ -116,7 +116,15 @@ static bool tornado_to(Claim *c, FILE *out, const char *path, GError **err)
     }
     double mhz = c->p4->clock_mhz;
     const PresetRange *r;
-    fprintf(f, "parameter,low,high,extra_us_at_low,extra_us_at_high\n");
+    UncFigures central;
+    if (!unc_figures(c->p4, &central, err)) {
+        fclose(f);
+        unc_tornado_free(s, n);
+        meas_free(set);
+        return false;
+    }
+    double mid = unc_figure_pick(&central, 4) / mhz;
+    fprintf(f, "parameter,low,high,extra_us_at_low,extra_us_at_high,central_us\n");
     fprintf(out, "  What decides the 4g4g extra of the null call (int 0x80), each estimate at "
             "the ends of its range,\n  the others as shipped, the fit rows met again "
             "(tornado.csv):\n");
@@ -132,7 +140,8 @@ static bool tornado_to(Claim *c, FILE *out, const char *path, GError **err)
             g_snprintf(lo, sizeof lo, "%u", r->lo);
             g_snprintf(hi, sizeof hi, "%u", r->hi);
         }
-        fprintf(f, "%s,%s,%s,%.4f,%.4f\n", s[i].id, lo, hi, s[i].low / mhz, s[i].high / mhz);
+        fprintf(f, "%s,%s,%s,%.4f,%.4f,%.4f\n", s[i].id, lo, hi, s[i].low / mhz,
+                s[i].high / mhz, mid);
         if (fabs(s[i].high - s[i].low) / mhz >= 0.005)
             fprintf(out, "    %-28s %-13s %.2f .. %.2f us\n", s[i].id, ends, s[i].low / mhz,
                     s[i].high / mhz);

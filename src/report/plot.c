@@ -64,6 +64,8 @@ static const char *const need_latency[] = {"syscall", "layout", "base_ns", "cr3_
                                            "refill_ns", "uaccess_ns", "body_ns", NULL};
 static const char *const need_lowmem[] = {"layout", "ram_mib", "low_total_kb",
                                           "mem_map_kb", "boots", "min_free_boot_kb", NULL};
+static const char *const need_tornado[] = {"parameter", "extra_us_at_low", "extra_us_at_high",
+                                           "central_us", NULL};
 static const char *const need_none[] = {NULL};
 
 static const char *const groups_layout[] = {"layout", NULL};
@@ -82,10 +84,13 @@ static const PlotKindPriv kinds[] = {
       need_lowmem}, "ram_mib", NULL, groups_lowmem, NULL},
     {{"kpti", "kpti.gp", "4g4g, kpti, kpti-pcid overhead against syscalls/s",
       need_overhead}, NULL, NULL, NULL, NULL},
+    {{"tornado", "tornado.gp", "what decides a figure: each estimate from its low to its high end",
+      need_tornado}, NULL, NULL, NULL, NULL},
 };
 
 static const PlotKind *const kind_table[] = {
-    &kinds[0].pub, &kinds[1].pub, &kinds[2].pub, &kinds[3].pub, &kinds[4].pub, NULL,
+    &kinds[0].pub, &kinds[1].pub, &kinds[2].pub, &kinds[3].pub, &kinds[4].pub, &kinds[5].pub,
+    NULL,
 };
 
 const PlotKind *const *plot_kind_all(void)
@@ -99,7 +104,7 @@ const PlotKind *plot_kind_lookup(const char *name, GError **err)
         if (!strcmp(kinds[i].pub.name, name))
             return &kinds[i].pub;
     g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                "unknown plot kind '%s' (expected overhead, tlb, latency, lowmem or kpti)",
+                "unknown plot kind '%s' (expected overhead, tlb, latency, lowmem, kpti or tornado)",
                 name);
     return NULL;
 }
@@ -145,6 +150,8 @@ const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
         name = "overhead";
     else if (csv_table_column(t, "low_total_kb") >= 0)
         name = "lowmem";
+    else if (csv_table_column(t, "extra_us_at_low") >= 0)
+        name = "tornado";
     g_free(sk);
     if (!name) {
         g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,

@@ -75,6 +75,8 @@ static const struct {
     {NULL, "latency.csv", "handler body"},
     {NULL, "tlb.csv", "DTLB misses"},
     {NULL, "overhead.csv", "kpti-pcid"},
+    {"tornado", "tornado.csv", "as shipped"},
+    {NULL, "tornado.csv", "cost.mov_cr3"},
 };
 
 START_TEST(test_each_plot)
