@@ -16,8 +16,9 @@
  *
  * The comment beside a value may declare its plausible range ("range
  * LO..HI" or "alternatives A,B") and its origin ("estimate:", "fitted:",
- * "prior N"); see range_read below and presets/README.md, "Ranges". */
+ * "prior N"); preset_range.c reads them (presets/README.md, "Ranges"). */
 #include "cpu/preset.h"
+#include "cpu/preset_priv.h"
 
 #include "config.h"
 #include "mmu/cache.h"
@@ -30,25 +31,6 @@
 #include <string.h>
 
 G_DEFINE_QUARK(vmsplit-preset-error-quark, preset_error)
-
-typedef enum { T_STR, T_BOOL, T_UINT, T_MHZ, T_BYTES, T_PGSIZES, T_POLICY } KeyType;
-
-enum {
-    K_REQ = 0,                   /* always required */
-    K_GATE = 1 << 0,             /* required; 0 means the structure is absent */
-    K_GATED = 1 << 1,            /* required when the group's gate is non-zero */
-    K_OPT = 1 << 2,              /* optional, default 0 */
-};
-
-typedef struct {
-    const char *group;
-    const char *key;
-    KeyType type;
-    size_t off;
-    unsigned flags;
-    unsigned min;                /* T_UINT, T_BYTES, T_PGSIZES: least value */
-    const char *doc;
-} KeyDef;
 
 typedef struct {
     const char *name;
@@ -128,11 +110,6 @@ static const KeyDef preset_keys[] = {
 
 /* ---- the text pass: line numbers, duplicates --------------------------- */
 
-typedef struct {
-    const char *path;
-    GHashTable *lines;           /* "group" and "group\x1fkey" -> line (int) */
-} Src;
-
 static char *src_id(const char *group, const char *key)
 {
     return key ? g_strconcat(group, "\x1f", key, NULL) : g_strdup(group);
@@ -146,10 +123,7 @@ static int src_line(const Src *s, const char *group, const char *key)
     return line;
 }
 
-static bool src_fail(GError **err, int code, const Src *s, int line,
-                     const char *fmt, ...) G_GNUC_PRINTF(5, 6);
-
-static bool src_fail(GError **err, int code, const Src *s, int line,
+bool preset_src_fail(GError **err, int code, const Src *s, int line,
                      const char *fmt, ...)
 {
     va_list ap;
@@ -190,7 +164,7 @@ static bool src_scan(Src *s, const char *text, GError **err)
         }
         if (g_hash_table_contains(s->lines, id)) {
             char *shown = g_strdelimit(g_strdup(id), "\x1f", '.');
-            ok = src_fail(err, PRESET_ERROR_PARSE, s, i + 1,
+            ok = preset_src_fail(err, PRESET_ERROR_PARSE, s, i + 1,
                           "%s appears twice (first on line %d); expected it once",
                           shown, GPOINTER_TO_INT(g_hash_table_lookup(s->lines, id)));
             g_free(shown);
@@ -219,7 +193,7 @@ static char *value_clean(const char *raw)
     return g_strstrip(v);
 }
 
-static bool parse_uint(const char *v, uint64_t max, uint64_t *out)
+bool preset_parse_uint(const char *v, uint64_t max, uint64_t *out)
 {
     if (!*v || !g_ascii_isdigit(*v))
         return false;
@@ -232,7 +206,7 @@ static bool parse_uint(const char *v, uint64_t max, uint64_t *out)
 }
 
 /* "8192", "8K", "512K", "2M", "8KiB" (binary multiples). */
-static bool parse_bytes(const char *v, uint64_t *out)
+bool preset_parse_bytes(const char *v, uint64_t *out)
 {
     if (!*v || !g_ascii_isdigit(*v))
         return false;
@@ -278,7 +252,7 @@ static bool parse_pgsizes(const char *v, unsigned *out)
 }
 
 /* What a key's value must look like; g_free. */
-static char *key_expect(const KeyDef *k)
+char *preset_key_expect(const KeyDef *k)
 {
     switch (k->type) {
     case T_STR: return g_strdup("a string");
@@ -324,9 +298,9 @@ static bool key_parse(Preset *p, const KeyDef *k, const char *v, bool gate_on,
     }
     case T_UINT:
     case T_BYTES:
-        ok = k->type == T_UINT ? parse_uint(v, UINT32_MAX, &n) : parse_bytes(v, &n);
+        ok = k->type == T_UINT ? preset_parse_uint(v, UINT32_MAX, &n) : preset_parse_bytes(v, &n);
         if (ok && gate_on && n < k->min)
-            return src_fail(err, PRESET_ERROR_INVALID, s, line,
+            return preset_src_fail(err, PRESET_ERROR_INVALID, s, line,
                             "%s.%s: %s; expected at least %u", k->group, k->key, v,
                             k->min);
         if (ok)
@@ -335,7 +309,7 @@ static bool key_parse(Preset *p, const KeyDef *k, const char *v, bool gate_on,
     case T_PGSIZES:
         ok = parse_pgsizes(v, &mask);
         if (ok && gate_on && !mask)
-            return src_fail(err, PRESET_ERROR_INVALID, s, line,
+            return preset_src_fail(err, PRESET_ERROR_INVALID, s, line,
                             "%s.%s: empty; expected at least one of 4K, 2M, 4M",
                             k->group, k->key);
         if (ok)
@@ -349,8 +323,8 @@ static bool key_parse(Preset *p, const KeyDef *k, const char *v, bool gate_on,
     }
     }
     if (!ok) {
-        char *expect = key_expect(k);
-        src_fail(err, PRESET_ERROR_PARSE, s, line, "%s.%s: '%s'; expected %s", k->group,
+        char *expect = preset_key_expect(k);
+        preset_src_fail(err, PRESET_ERROR_PARSE, s, line, "%s.%s: '%s'; expected %s", k->group,
                  k->key, v, expect);
         g_free(expect);
     }
@@ -377,7 +351,7 @@ static char *group_keys_list(const char *g)
     return g_string_free(s, FALSE);
 }
 
-static const KeyDef *key_find(const char *g, const char *key)
+const KeyDef *preset_key_find(const char *g, const char *key)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(preset_keys); i++)
         if (!strcmp(preset_keys[i].group, g) && !strcmp(preset_keys[i].key, key))
@@ -396,17 +370,17 @@ static bool check_names(GKeyFile *kf, const Src *s, GError **err)
             GString *all = g_string_new(NULL);
             for (size_t j = 0; j < G_N_ELEMENTS(preset_groups); j++)
                 g_string_append_printf(all, "%s%s", j ? ", " : "", preset_groups[j].name);
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], NULL),
+            ok = preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], NULL),
                           "unknown group [%s]; expected one of %s", groups[i], all->str);
             g_string_free(all, TRUE);
             break;
         }
         char **keys = g_key_file_get_keys(kf, groups[i], NULL, NULL);
         for (int j = 0; ok && keys && keys[j]; j++) {
-            if (key_find(groups[i], keys[j]))
+            if (preset_key_find(groups[i], keys[j]))
                 continue;
             char *list = group_keys_list(groups[i]);
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], keys[j]),
+            ok = preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], keys[j]),
                           "unknown key %s.%s; expected one of %s", groups[i], keys[j],
                           list);
             g_free(list);
@@ -419,163 +393,10 @@ static bool check_names(GKeyFile *kf, const Src *s, GError **err)
         if (preset_groups[i].optional || g_key_file_has_group(kf, g))
             continue;
         char *list = group_keys_list(g);
-        ok = src_fail(err, PRESET_ERROR_INVALID, s, 0,
+        ok = preset_src_fail(err, PRESET_ERROR_INVALID, s, 0,
                       "missing group [%s]; expected it with the keys %s", g, list);
         g_free(list);
     }
-    return ok;
-}
-
-/* ---- ranges in the comments ------------------------------------------ */
-
-/* The comment of a raw value (after the first '#' that starts a word), or
- * NULL. */
-static const char *comment_of(const char *raw)
-{
-    for (const char *p = raw; *p; p++)
-        if (*p == '#' && (p == raw || p[-1] == ' ' || p[-1] == '\t'))
-            return p + 1;
-    return NULL;
-}
-
-/* A value of k's type written as text, normalised for comparison ("true",
- * "42", a policy's registered name); NULL if it does not parse. g_free. */
-static char *alt_normalise(const KeyDef *k, const char *v)
-{
-    uint64_t n = 0;
-    switch (k->type) {
-    case T_BOOL:
-        return !strcmp(v, "true") || !strcmp(v, "false") ? g_strdup(v) : NULL;
-    case T_UINT:
-        return parse_uint(v, UINT32_MAX, &n) ? g_strdup_printf("%" G_GUINT64_FORMAT, n) : NULL;
-    case T_BYTES:
-        return parse_bytes(v, &n) ? g_strdup_printf("%" G_GUINT64_FORMAT, n) : NULL;
-    case T_POLICY: {
-        const TlbPolicy *pol = tlb_policy_find(v, NULL);
-        return pol ? g_strdup(pol->name) : NULL;
-    }
-    default:
-        return NULL;
-    }
-}
-
-static char *value_normalised(const Preset *p, const KeyDef *k);
-
-/* Reads "range LO..HI", "alternatives A,B", "prior N" and the origin from
- * the comment of k's raw value, checks them against the parsed value in p
- * and appends a PresetRange to p. */
-static bool range_read(Preset *p, const KeyDef *k, const char *raw, const Src *s, int line,
-                       GError **err)
-{
-    const char *c = comment_of(raw);
-    if (!c)
-        return true;
-    PresetRange r = { .kind = PRESET_RANGE_SPAN, .origin = PRESET_ORIGIN_SOURCED, .line = line };
-    if (strstr(c, "fitted:"))
-        r.origin = PRESET_ORIGIN_FITTED;
-    else if (strstr(c, "estimate:"))
-        r.origin = PRESET_ORIGIN_ESTIMATE;
-    GMatchInfo *mi = NULL;
-    GRegex *span = g_regex_new("\\brange ([0-9]+)\\.\\.([0-9]+)\\b", 0, 0, NULL);
-    GRegex *alts = g_regex_new("\\balternatives ([^ \\t;:]+)", 0, 0, NULL);
-    GRegex *prior = g_regex_new("\\bprior ([0-9]+)\\b", 0, 0, NULL);
-    bool have_span = g_regex_match(span, c, 0, &mi), have_alts = false, ok = true;
-    char *lo = have_span ? g_match_info_fetch(mi, 1) : NULL;
-    char *hi = have_span ? g_match_info_fetch(mi, 2) : NULL;
-    g_match_info_free(mi);
-    char *alt_text = NULL;
-    if ((have_alts = g_regex_match(alts, c, 0, &mi)))
-        alt_text = g_match_info_fetch(mi, 1);
-    g_match_info_free(mi);
-    if (g_regex_match(prior, c, 0, &mi)) {
-        char *v = g_match_info_fetch(mi, 1);
-        uint64_t n = 0;
-        r.has_prior = parse_uint(v, UINT32_MAX, &n);
-        r.prior = (unsigned)n;
-        g_free(v);
-    }
-    g_match_info_free(mi);
-    g_regex_unref(span);
-    g_regex_unref(alts);
-    g_regex_unref(prior);
-    char *now = value_normalised(p, k);
-    uint64_t l = 0, h = 0;
-    if (have_span && have_alts) {
-        ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                      "%s.%s: both a range and alternatives; expected one of them", k->group,
-                      k->key);
-    } else if (!have_span && !have_alts) {
-        if (r.origin != PRESET_ORIGIN_SOURCED)
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                          "%s.%s: %s without a range; expected 'range LO..HI' or "
-                          "'alternatives A,B' in its comment (presets/README.md, Ranges)",
-                          k->group, k->key,
-                          r.origin == PRESET_ORIGIN_FITTED ? "a fitted value" : "an estimate");
-        goto out;
-    } else if (have_span) {
-        if (k->type != T_UINT) {
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                          "%s.%s: 'range %s..%s' on a key that is not an integer; expected "
-                          "'alternatives A,B'", k->group, k->key, lo, hi);
-        } else if (!parse_uint(lo, UINT32_MAX, &l) || !parse_uint(hi, UINT32_MAX, &h)) {
-            ok = src_fail(err, PRESET_ERROR_PARSE, s, line,
-                          "%s.%s: 'range %s..%s'; expected bounds below 2^32", k->group, k->key,
-                          lo, hi);
-        } else if (l > h) {
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                          "%s.%s: range %s..%s has low > high; expected LO <= HI", k->group,
-                          k->key, lo, hi);
-        } else {
-            unsigned v = *(unsigned *)((char *)p + k->off);
-            r.lo = (unsigned)l;
-            r.hi = (unsigned)h;
-            if (v < r.lo || v > r.hi)
-                ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                              "%s.%s: %u lies outside its range %u..%u; expected a value in "
-                              "the range", k->group, k->key, v, r.lo, r.hi);
-            else if (r.has_prior && (r.prior < r.lo || r.prior > r.hi))
-                ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                              "%s.%s: prior %u lies outside its range %u..%u; expected a "
-                              "value in the range", k->group, k->key, r.prior, r.lo, r.hi);
-        }
-    } else {
-        r.kind = PRESET_RANGE_ALTERNATIVES;
-        r.alternatives = g_strsplit(alt_text, ",", -1);
-        bool found = false;
-        unsigned n = g_strv_length(r.alternatives);
-        for (unsigned i = 0; ok && i < n; i++) {
-            char *a = alt_normalise(k, r.alternatives[i]);
-            if (!a) {
-                char *expect = key_expect(k);
-                ok = src_fail(err, PRESET_ERROR_PARSE, s, line,
-                              "%s.%s: alternative '%s'; expected %s", k->group, k->key,
-                              r.alternatives[i], expect);
-                g_free(expect);
-            }
-            found = found || (a && now && !strcmp(a, now));
-            g_free(a);
-        }
-        if (ok && n < 2)
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                          "%s.%s: alternatives %s; expected at least two, comma separated",
-                          k->group, k->key, alt_text);
-        else if (ok && !found)
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, line,
-                          "%s.%s: %s is not among its alternatives %s; expected one of them",
-                          k->group, k->key, now ? now : "?", alt_text);
-    }
-    if (ok) {
-        r.id = g_strdup_printf("%s.%s", k->group, k->key);
-        p->ranges = g_renew(PresetRange, p->ranges, p->nranges + 1);
-        p->ranges[p->nranges++] = r;
-        r.alternatives = NULL;
-    }
-out:
-    g_strfreev(r.alternatives);
-    g_free(now);
-    g_free(lo);
-    g_free(hi);
-    g_free(alt_text);
     return ok;
 }
 
@@ -594,8 +415,8 @@ static bool read_keys(GKeyFile *kf, Preset *p, const Src *s, GError **err)
         if (!raw) {
             bool needed = !(k->flags & (K_OPT | K_GATED)) || ((k->flags & K_GATED) && gate_on);
             if (needed) {
-                char *expect = key_expect(k);
-                src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, k->group, NULL),
+                char *expect = preset_key_expect(k);
+                preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, k->group, NULL),
                          "[%s] lacks %s.%s (%s); expected %s", k->group, k->group, k->key,
                          k->doc, expect);
                 g_free(expect);
@@ -607,7 +428,7 @@ static bool read_keys(GKeyFile *kf, Preset *p, const Src *s, GError **err)
         }
         char *v = value_clean(raw);
         bool on = (k->flags & K_GATED) ? gate_on : true;
-        bool ok = key_parse(p, k, v, on, s, line, err) && range_read(p, k, raw, s, line, err);
+        bool ok = key_parse(p, k, v, on, s, line, err) && preset_range_read(p, k, raw, s, line, err);
         g_free(v);
         g_free(raw);
         if (!ok)
@@ -626,24 +447,24 @@ static bool check_tlb(const TlbGeom *t, const char *g, bool small, const Src *s,
     if (!t->entries)
         return true;
     if (t->ways > t->entries)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
                         "%s.ways: %u; expected at most entries (%u)", g, t->ways,
                         t->entries);
     if (t->entries % t->ways)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
                         "%s.ways: %u does not divide entries %u; expected a divisor",
                         g, t->ways, t->entries);
     unsigned sets = t->entries / t->ways;
     if (sets & (sets - 1))
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "entries"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "entries"),
                         "%s.entries: %u / %u ways = %u sets; expected a power of two "
                         "number of sets", g, t->entries, t->ways, sets);
     if (small && !(t->page_sizes & PRESET_PG_4K))
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
                         "%s.page_sizes: no 4K; expected the 4 KiB array to hold 4K pages",
                         g);
     if (!small && (t->page_sizes & PRESET_PG_4K))
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
                         "%s.page_sizes: 4K in a large-page array; expected 2M and/or 4M",
                         g);
     return true;
@@ -661,7 +482,7 @@ static bool check_policy(const Preset *p, const Src *s, GError **err)
         GError *e = NULL;
         if (!t[i]->entries || !pol->check || pol->check(t[i]->entries / t[i]->ways, t[i]->ways, &e))
             continue;
-        src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "tlb", "policy"),
+        preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "tlb", "policy"),
                  "tlb.policy: %s cannot serve %s (%u sets x %u ways): %s; expected a policy "
                  "for that geometry", pol->name, names[i], t[i]->entries / t[i]->ways,
                  t[i]->ways, e ? e->message : "rejected");
@@ -674,7 +495,7 @@ static bool check_policy(const Preset *p, const Src *s, GError **err)
 static bool check_geometry(const Preset *p, const Src *s, GError **err)
 {
     if (!p->pae)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "features", "pae"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "features", "pae"),
                         "features.pae: false; expected true (vmsplit models PAE paging)");
     if (!check_tlb(&p->itlb_4k, "itlb_4k", true, s, err) ||
         !check_tlb(&p->itlb_large, "itlb_large", false, s, err) ||
@@ -688,14 +509,14 @@ static bool check_geometry(const Preset *p, const Src *s, GError **err)
         const char *key = NULL;
         GError *e = NULL;
         if (!cache_geom_check(c[i], &key, &e)) {
-            src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, names[i], key),
+            preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, names[i], key),
                      "%s.%s: %s", names[i], key, e->message);
             g_error_free(e);
             return false;
         }
     }
     if (p->l3.size && !p->l2.size)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "l3", "size"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "l3", "size"),
                         "l3.size: an L3 behind no L2; expected l2.size > 0 or l3.size = 0");
     return check_policy(p, s, err);
 }
@@ -770,7 +591,7 @@ static bool load_into(Preset *p, const char *path, const char *text, GError **er
     GError *e = NULL;
     bool ok = src_scan(&s, text, err);
     if (ok && !g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE, &e)) {
-        ok = src_fail(err, PRESET_ERROR_PARSE, &s, 0, "%s; expected an .ini file",
+        ok = preset_src_fail(err, PRESET_ERROR_PARSE, &s, 0, "%s; expected an .ini file",
                       e->message);
         g_error_free(e);
     }
@@ -809,77 +630,11 @@ Preset *preset_load(const char *name_or_path, GError **err)
     return p;
 }
 
-static void ranges_free(PresetRange *r, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        g_free(r[i].id);
-        g_strfreev(r[i].alternatives);
-    }
-    g_free(r);
-}
-
-Preset *preset_copy(const Preset *p)
-{
-    Preset *c = g_memdup2(p, sizeof *p);
-    c->name = g_strdup(p->name);
-    c->description = g_strdup(p->description);
-    c->path = g_strdup(p->path);
-    c->tlb_policy = g_strdup(p->tlb_policy);
-    c->ranges = g_memdup2(p->ranges, sizeof *p->ranges * p->nranges);
-    for (unsigned i = 0; i < p->nranges; i++) {
-        c->ranges[i].id = g_strdup(p->ranges[i].id);
-        c->ranges[i].alternatives = g_strdupv(p->ranges[i].alternatives);
-    }
-    return c;
-}
-
-const PresetRange *preset_range_find(const Preset *p, const char *id)
-{
-    for (unsigned i = 0; i < p->nranges; i++)
-        if (!strcmp(p->ranges[i].id, id))
-            return &p->ranges[i];
-    return NULL;
-}
-
-static const KeyDef *key_by_id(const char *id)
-{
-    const char *dot = strchr(id, '.');
-    if (!dot)
-        return NULL;
-    char *g = g_strndup(id, (gsize)(dot - id));
-    const KeyDef *k = key_find(g, dot + 1);
-    g_free(g);
-    return k;
-}
-
-bool preset_get_uint(const Preset *p, const char *id, unsigned *out)
-{
-    const KeyDef *k = key_by_id(id);
-    if (!k || (k->type != T_UINT && k->type != T_BYTES && k->type != T_BOOL))
-        return false;
-    const char *field = (const char *)p + k->off;
-    *out = k->type == T_BOOL ? *(const bool *)field : *(const unsigned *)field;
-    return true;
-}
-
-bool preset_set_uint(Preset *p, const char *id, unsigned v)
-{
-    const KeyDef *k = key_by_id(id);
-    if (!k || (k->type != T_UINT && k->type != T_BYTES && k->type != T_BOOL))
-        return false;
-    char *field = (char *)p + k->off;
-    if (k->type == T_BOOL)
-        *(bool *)field = v != 0;
-    else
-        *(unsigned *)field = v;
-    return true;
-}
-
 void preset_free(Preset *p)
 {
     if (!p)
         return;
-    ranges_free(p->ranges, p->nranges);
+    preset_ranges_free(p->ranges, p->nranges);
     g_free(p->name);
     g_free(p->description);
     g_free(p->path);
@@ -902,7 +657,7 @@ static void pgsizes_text(GString *out, unsigned mask)
         }
 }
 
-static void value_text(GString *out, const Preset *p, const KeyDef *k)
+void preset_value_text(GString *out, const Preset *p, const KeyDef *k)
 {
     const char *field = (const char *)p + k->off;
     switch (k->type) {
@@ -924,37 +679,6 @@ static void value_text(GString *out, const Preset *p, const KeyDef *k)
     }
 }
 
-static char *value_normalised(const Preset *p, const KeyDef *k)
-{
-    GString *v = g_string_new(NULL);
-    value_text(v, p, k);
-    return g_string_free(v, FALSE);
-}
-
-static const char *origin_name[] = { "sourced", "estimate", "fitted" };
-
-/* "estimate: range 60..700; " for a key with a declared range, else "". */
-static void range_text(GString *out, const Preset *p, const KeyDef *k)
-{
-    char *id = g_strdup_printf("%s.%s", k->group, k->key);
-    const PresetRange *r = preset_range_find(p, id);
-    g_free(id);
-    if (!r)
-        return;
-    if (r->origin != PRESET_ORIGIN_SOURCED)
-        g_string_append_printf(out, "%s: ", origin_name[r->origin]);
-    if (r->kind == PRESET_RANGE_SPAN)
-        g_string_append_printf(out, "range %u..%u", r->lo, r->hi);
-    else {
-        char *a = g_strjoinv(",", r->alternatives);
-        g_string_append_printf(out, "alternatives %s", a);
-        g_free(a);
-    }
-    if (r->has_prior)
-        g_string_append_printf(out, " prior %u", r->prior);
-    g_string_append(out, "; ");
-}
-
 char *preset_to_ini(const Preset *p)
 {
     GString *out = g_string_new(NULL);
@@ -968,8 +692,8 @@ char *preset_to_ini(const Preset *p)
             g_string_append_printf(out, "\n[%s]\n", group);
         }
         GString *v = g_string_new(NULL), *r = g_string_new(NULL);
-        value_text(v, p, k);
-        range_text(r, p, k);
+        preset_value_text(v, p, k);
+        preset_range_text(r, p, k);
         g_string_append_printf(out, "%-20s = %-16s # %s%s\n", k->key, v->str, r->str, k->doc);
         g_string_free(v, TRUE);
         g_string_free(r, TRUE);
@@ -1024,35 +748,7 @@ char *preset_to_json(const Preset *p)
         value_json(b, p, k);
     }
     json_builder_end_object(b);
-    /* "ranges": { "cost.int_gate": { "origin", "low", "high" | "alternatives",
-     * "prior" }, ... } in file order. */
-    json_builder_set_member_name(b, "ranges");
-    json_builder_begin_object(b);
-    for (unsigned i = 0; i < p->nranges; i++) {
-        const PresetRange *r = &p->ranges[i];
-        json_builder_set_member_name(b, r->id);
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "origin");
-        json_builder_add_string_value(b, origin_name[r->origin]);
-        if (r->kind == PRESET_RANGE_SPAN) {
-            json_builder_set_member_name(b, "low");
-            json_builder_add_int_value(b, r->lo);
-            json_builder_set_member_name(b, "high");
-            json_builder_add_int_value(b, r->hi);
-        } else {
-            json_builder_set_member_name(b, "alternatives");
-            json_builder_begin_array(b);
-            for (char **a = r->alternatives; *a; a++)
-                json_builder_add_string_value(b, *a);
-            json_builder_end_array(b);
-        }
-        if (r->has_prior) {
-            json_builder_set_member_name(b, "prior");
-            json_builder_add_int_value(b, r->prior);
-        }
-        json_builder_end_object(b);
-    }
-    json_builder_end_object(b);
+    preset_ranges_json(b, p);
     json_builder_end_object(b);
     JsonGenerator *gen = json_generator_new();
     json_generator_set_pretty(gen, TRUE);
