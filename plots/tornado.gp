@@ -2,19 +2,20 @@
 # parameter, from the figure with the parameter at the low end of its range
 # to the figure at the high end, every other parameter as shipped and the
 # calibration's fit rows met again (src/calib/uncertainty.h); the largest
-# swing on top. Written by `vmsplit claim` for the null call's 4g4g extra.
+# swing on top, the shipped value as a dot, the statement's band shaded.
+# Written by `vmsplit claim` (tornado.csv: the null call's 4G/4G extra;
+# tornado-db.csv: the db workload's overhead).
 #
-# Input: tornado.csv, columns
-#   parameter, low, high, extra_us_at_low, extra_us_at_high, central_us
-# in the order to draw (largest swing first). By hand:
+# Input: columns parameter, low, high, at_low, at_high, central (the figure
+# as shipped), figure (its name, the x label), band_lo, band_hi, in the
+# order to draw. By hand:
 #   gnuplot -e "csv='tornado.csv'; out='tornado.png'" plots/tornado.gp
-# Variables (all optional): csv, out, plottitle, xlabel, band (0: no band
-#   for the mail's +3 us +- 1).
+# Variables (all optional): csv, out, plottitle, xlabel, band_lo, band_hi
+#   (vmsplit plot passes the CSV's figure and band).
 
 if (!exists("csv")) csv = "tornado.csv"
 if (!exists("out")) out = "tornado.png"
-if (!exists("band")) band = 1
-if (!exists("xlabel")) xlabel = "4g4g extra of the null call via int 0x80 (us)"
+if (!exists("xlabel")) xlabel = "the figure"
 if (strlen(out) > 4 && out[strlen(out)-3:] eq ".svg") {
     set terminal svg size 960,600 dynamic enhanced font "Sans,12" background rgb "white"
 } else {
@@ -24,29 +25,29 @@ set output out
 set datafile separator ","
 set datafile columnheaders
 
-set title (exists("plottitle") ? plottitle : "What decides the 4G/4G extra: each estimate over its range") noenhanced
-set xlabel xlabel
+set title (exists("plottitle") ? plottitle : "What decides the figure: each estimate over its range") noenhanced
+set xlabel xlabel noenhanced
 set ytics noenhanced
 set yrange [*:*] reverse
 set offsets 0, 0, 0.6, 0.6
 set grid xtics lc rgb "#dddddd"
 set key outside bottom center horizontal
 set style fill solid 0.85 border rgb "#333333"
-if (band) {
-    set object 1 rect from 2, graph 0 to 4, graph 1 fc rgb "#e5f5e0" fs solid 0.6 noborder behind
-}
 
 lo(a, b) = a < b ? a : b
 hi(a, b) = a > b ? a : b
-# The x range from 0 to the largest end, and to the band when it is drawn
-# (objects do not take part in autoscaling).
-stats csv using (hi(column("extra_us_at_low"), column("extra_us_at_high"))) nooutput
+# The x range from 0 to the largest end and to the band (objects do not
+# take part in autoscaling).
+stats csv using (hi(column("at_low"), column("at_high"))) nooutput
 xmax = STATS_max * 1.05
-if (band && xmax < 4.5) { xmax = 4.5 }
+if (exists("band_hi") && xmax < band_hi * 1.1) { xmax = band_hi * 1.1 }
 set xrange [0:xmax]
-plot csv using (lo(column("extra_us_at_low"), column("extra_us_at_high"))):0: \
-          (lo(column("extra_us_at_low"), column("extra_us_at_high"))): \
-          (hi(column("extra_us_at_low"), column("extra_us_at_high"))):($0 - 0.35):($0 + 0.35):ytic(strcol("parameter")) \
+if (exists("band_lo") && exists("band_hi")) {
+    set object 1 rect from band_lo, graph 0 to band_hi, graph 1 fc rgb "#e5f5e0" fs solid 0.6 noborder behind
+}
+
+plot csv using (lo(column("at_low"), column("at_high"))):0: \
+          (lo(column("at_low"), column("at_high"))): \
+          (hi(column("at_low"), column("at_high"))):($0 - 0.35):($0 + 0.35):ytic(strcol("parameter")) \
         with boxxyerror lc rgb "#fdae6b" title "the estimate from the low to the high end of its range", \
-     '' using (column("central_us")):0 with points pt 7 ps 1.2 lc rgb "black" title "as shipped", \
-     for [k = 1:(band != 0)] NaN with boxes lc rgb "#a1d99b" title "the mail's +3 us +- 1"
+     '' using (column("central")):0 with points pt 7 ps 1.2 lc rgb "black" title "as shipped"

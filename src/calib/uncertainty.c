@@ -3,7 +3,9 @@
 
 #include "calib/calibrate.h"
 #include "calib/experiment.h"
+#include "kernel_model/layout.h"
 #include "kernel_model/profiles.h"
+#include "replay/replay.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -142,13 +144,12 @@ static bool project(Preset **q, const MeasurementSet *set, const char *held, boo
     return res != NULL;
 }
 
-bool unc_point(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,
-               UncPoint *out, GError **err)
+bool unc_sample(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,
+                UncSample *out, GError **err)
 {
-    *out = (UncPoint){ 0 };
+    *out = (UncSample){ 0 };
     Preset *q = preset_copy(p);
     GRand *rng = g_rand_new_with_seed(seed);
-    GString *vals = g_string_new(NULL);
     unsigned d = 0;
     for (unsigned i = 0; i < q->nranges; i++) {
         const PresetRange *r = &q->ranges[i];
@@ -170,15 +171,40 @@ bool unc_point(const Preset *p, const MeasurementSet *set, unsigned seed, unsign
         preset_set_uint(q, r->id, v);
     }
     g_rand_free(rng);
-    bool ok = project(&q, set, NULL, &out->accepted, err);
-    for (unsigned i = 0; ok && i < q->nranges; i++) {
+    if (!project(&q, set, NULL, &out->accepted, err)) {
+        preset_free(q);
+        return false;
+    }
+    GString *vals = g_string_new(NULL);
+    for (unsigned i = 0; i < q->nranges; i++) {
         unsigned v = 0;
         if (sampled(&q->ranges[i]) && preset_get_uint(q, q->ranges[i].id, &v))
             g_string_append_printf(vals, "%s%s=%u", vals->len ? ";" : "", q->ranges[i].id, v);
     }
-    ok = ok && unc_figures(q, &out->fig, err);
     out->values = g_string_free(vals, FALSE);
-    preset_free(q);
+    out->preset = q;
+    return true;
+}
+
+void unc_sample_clear(UncSample *s)
+{
+    preset_free(s->preset);
+    g_free(s->values);
+    *s = (UncSample){ 0 };
+}
+
+bool unc_point(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,
+               UncPoint *out, GError **err)
+{
+    *out = (UncPoint){ 0 };
+    UncSample s;
+    if (!unc_sample(p, set, seed, index, &s, err))
+        return false;
+    bool ok = unc_figures(s.preset, &out->fig, err);
+    out->accepted = s.accepted;
+    out->values = s.values;
+    s.values = NULL;
+    unc_sample_clear(&s);
     return ok;
 }
 
@@ -186,6 +212,22 @@ void unc_point_clear(UncPoint *pt)
 {
     g_free(pt->values);
     pt->values = NULL;
+}
+
+bool unc_overhead(const Preset *p, const char *trace, double *pct, GError **err)
+{
+    ReplayConfig cfg = { .preset = p, .layout = layout_find("3g1g"), .ram = 4ULL << 30 };
+    ReplayResult *b = replay_run(&cfg, trace, err), *r = NULL;
+    cfg.layout = layout_find("4g4g");
+    if (b)
+        r = replay_run(&cfg, trace, err);
+    if (r) {
+        double base = (double)replay_totals(b)->cycles;
+        *pct = base > 0 ? 100.0 * ((double)replay_totals(r)->cycles - base) / base : 0;
+    }
+    replay_result_free(r);
+    replay_result_free(b);
+    return r != NULL;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -224,8 +266,8 @@ static void ends(const PresetRange *r, unsigned *lo, unsigned *hi)
     }
 }
 
-bool unc_tornado(const Preset *p, const MeasurementSet *set, int which, UncSwing **out,
-                 unsigned *n, GError **err)
+bool unc_tornado(const Preset *p, const MeasurementSet *set, UncFigureFn fn, void *user,
+                 UncSwing **out, unsigned *n, GError **err)
 {
     *out = g_new0(UncSwing, p->nranges + 1);
     *n = 0;
@@ -242,10 +284,8 @@ bool unc_tornado(const Preset *p, const MeasurementSet *set, int which, UncSwing
             Preset *q = preset_copy(p);
             preset_set_uint(q, r->id, e[k]);
             bool accepted = false;
-            UncFigures f;
-            ok = project(&q, set, r->id, &accepted, err) && unc_figures(q, &f, err);
-            if (ok)
-                *(k ? &s->high : &s->low) = unc_figure_pick(&f, which);
+            ok = project(&q, set, r->id, &accepted, err) &&
+                 fn(q, user, k ? &s->high : &s->low, err);
             preset_free(q);
         }
     }

@@ -21,8 +21,9 @@
  *
  * Figures. For each accepted point the null call (getppid) is run through
  * the real stubs under 3g1g and 4g4g, via int 0x80 and sysenter: the figures
- * the claim's latency statement rests on. Intervals are the 5th and 95th
- * percentiles of the accepted points (a 90 % interval). */
+ * the claim's latency statement rests on; and a workload trace can be
+ * replayed under 3g1g and 4g4g for its overhead. Intervals are the 5th and
+ * 95th percentiles of the accepted points (a 90 % interval). */
 #ifndef VMSPLIT_CALIB_UNCERTAINTY_H
 #define VMSPLIT_CALIB_UNCERTAINTY_H
 
@@ -48,8 +49,24 @@ typedef struct {
     char *values;                /* "cost.mov_cr3=412;memory.pdpte_load_uncached=0;..." */
 } UncPoint;
 
-/* Computes point `index` of the design with `seed` for preset p (its fit
- * rows from set). Thread-safe for different points (p and set only read). */
+/* Point `index` of the design with `seed` for preset p (its fit rows from
+ * set): the sampled preset moved back onto the fit rows. Thread-safe (p
+ * and set are only read). */
+typedef struct {
+    Preset *preset;              /* the projected preset */
+    bool accepted;
+    char *values;                /* as UncPoint.values */
+} UncSample;
+
+bool unc_sample(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,
+                UncSample *out, GError **err);
+void unc_sample_clear(UncSample *s);
+
+/* The overhead of 4g4g over 3g1g (percent of the 3g1g cycles) of a trace
+ * replayed on p (int 0x80 entry, 4 GiB). */
+bool unc_overhead(const Preset *p, const char *trace, double *pct, GError **err);
+
+/* unc_sample and the null-call figures of the projected preset. */
 bool unc_point(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,
                UncPoint *out, GError **err);
 void unc_point_clear(UncPoint *pt);
@@ -61,18 +78,23 @@ bool unc_figures(const Preset *p, UncFigures *out, GError **err);
  * statistics (sorts v). */
 double unc_quantile(double *v, unsigned n, double q);
 
-/* Tornado: for each ranged parameter, the figure `which` (0..3, the order
- * of UNC_FIGURES, or 4/5: the 4g4g - 3g1g extra via int 0x80/sysenter)
- * with that parameter at its low and at its high end, every other at the
- * preset's value, projected onto the fit rows as above. */
+/* A figure of a preset, for the tornado. */
+typedef bool (*UncFigureFn)(const Preset *p, void *user, double *out, GError **err);
+
+/* Tornado: for each sampled parameter, fn with that parameter at its low
+ * and at its high end (range bounds, or the least and greatest
+ * alternative), every other at the preset's value, projected onto the fit
+ * rows as above (the parameter itself held). */
 typedef struct {
     char *id;
     double low, high;            /* the figure at each end */
 } UncSwing;
 
-bool unc_tornado(const Preset *p, const MeasurementSet *set, int which, UncSwing **out,
-                 unsigned *n, GError **err);
+bool unc_tornado(const Preset *p, const MeasurementSet *set, UncFigureFn fn, void *user,
+                 UncSwing **out, unsigned *n, GError **err);
 void unc_tornado_free(UncSwing *s, unsigned n);
+/* 0..3: the figures in UNC_FIGURES order; 4, 5: the 4g4g - 3g1g extra via
+ * int 0x80, sysenter (cycles). */
 double unc_figure_pick(const UncFigures *f, int which);
 
 #endif

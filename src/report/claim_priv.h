@@ -28,13 +28,17 @@ typedef struct {
     bool have_unc;
     double extra_lo[2], extra_hi[2];
     unsigned unc_used, unc_total;
+    /* ... and over the same points: the largest typical workload's
+     * overhead (%), and the largest microbenchmark's minus it. */
+    double typ_lo, typ_hi, micro_lo, micro_hi;
 } Claim;
 
-/* Runs the uncertainty design as a sweep into DIR/uncertainty.csv and
- * fills the interval fields of c. */
+/* Runs the uncertainty design as a sweep into DIR/uncertainty.csv (the
+ * null call and every workload of c->wl at each point) and fills the
+ * interval fields of c. */
 bool claim_uncertainty_run(Claim *c, GError **err);
-/* The tornado of the null call's int 0x80 extra: DIR/tornado.csv and a
- * table on out. */
+/* The tornadoes of the null call's int 0x80 extra (DIR/tornado.csv) and of
+ * the db workload's overhead (DIR/tornado-db.csv), with tables on out. */
 bool claim_tornado(Claim *c, FILE *out, GError **err);
 
 /* Runs the jobs in parallel (cfg->jobs); the first error, prefixed with

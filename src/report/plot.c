@@ -64,8 +64,31 @@ static const char *const need_latency[] = {"syscall", "layout", "base_ns", "cr3_
                                            "refill_ns", "uaccess_ns", "body_ns", NULL};
 static const char *const need_lowmem[] = {"layout", "ram_mib", "low_total_kb",
                                           "mem_map_kb", "boots", "min_free_boot_kb", NULL};
-static const char *const need_tornado[] = {"parameter", "extra_us_at_low", "extra_us_at_high",
-                                           "central_us", NULL};
+static const char *const need_tornado[] = {"parameter", "at_low", "at_high", "central",
+                                           "figure", "band_lo", "band_hi", NULL};
+
+/* tornado: the figure's name for the x label and the statement's band,
+ * from the CSV's first row (every row carries them). */
+static bool vars_tornado(const CsvTable *t, GString *vars, const char **xcol, GError **err)
+{
+    (void)xcol;
+    int f = csv_table_column(t, "figure"), lo = csv_table_column(t, "band_lo"),
+        hi = csv_table_column(t, "band_hi");
+    const char *band[2] = { csv_table_get(t, 0, (guint)lo), csv_table_get(t, 0, (guint)hi) };
+    for (int i = 0; i < 2; i++) {
+        char *end = NULL;
+        g_ascii_strtod(band[i], &end);
+        if (!*band[i] || *end) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "%s: band_%s '%s'; expected a number", t->path, i ? "hi" : "lo",
+                        band[i]);
+            return false;
+        }
+    }
+    add_var(vars, "xlabel", csv_table_get(t, 0, (guint)f));
+    g_string_append_printf(vars, "band_lo=%s; band_hi=%s; ", band[0], band[1]);
+    return true;
+}
 static const char *const need_none[] = {NULL};
 
 static const char *const groups_layout[] = {"layout", NULL};
@@ -85,7 +108,7 @@ static const PlotKindPriv kinds[] = {
     {{"kpti", "kpti.gp", "4g4g, kpti, kpti-pcid overhead against syscalls/s",
       need_overhead}, NULL, NULL, NULL, NULL},
     {{"tornado", "tornado.gp", "what decides a figure: each estimate from its low to its high end",
-      need_tornado}, NULL, NULL, NULL, NULL},
+      need_tornado}, NULL, NULL, NULL, vars_tornado},
 };
 
 static const PlotKind *const kind_table[] = {
@@ -150,7 +173,7 @@ const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
         name = "overhead";
     else if (csv_table_column(t, "low_total_kb") >= 0)
         name = "lowmem";
-    else if (csv_table_column(t, "extra_us_at_low") >= 0)
+    else if (csv_table_column(t, "at_low") >= 0)
         name = "tornado";
     g_free(sk);
     if (!name) {

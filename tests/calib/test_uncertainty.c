@@ -1,6 +1,7 @@
 /* Uncertainty (src/calib/uncertainty.h, the claim's interval rule): the
  * same seed gives the same rows for any -j and any sharding (a sweep of
- * kind uncertainty, merged shards byte for byte equal to the whole run);
+ * kind uncertainty over the null call and a db trace, merged shards byte
+ * for byte equal to the whole run);
  * every accepted point still meets Linus Torvalds's getppid figures it was
  * projected onto; the central value lies inside its 90 % interval; a
  * different seed gives other points; quantiles and the interval verdict
@@ -15,6 +16,7 @@
 #include "report/claim.h"
 #include "report/csv.h"
 #include "report/merge.h"
+#include "replay/gen.h"
 #include "report/sweep.h"
 
 #include "../replay/test_tmp.h"
@@ -36,10 +38,28 @@ static char *slurp(const char *path)
     return copy;
 }
 
+/* A small db trace in the test's directory: the workload of the rows that
+ * are not the null call. */
+static char *db_trace(void)
+{
+    char *path = g_build_filename(dir, "db.vmt", NULL);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        GenOptions o;
+        gen_options_init(&o);
+        o.count = 60;
+        ck_assert(gen_write(gen_find("db"), &o, path, NULL));
+    }
+    return path;
+}
+
 static char *run_sweep(const char *name, const char *seed, guint jobs, const char *shard)
 {
     GError *err = NULL;
     SweepDef *d = sweep_def_new(sweep_runner_lookup("uncertainty", NULL));
+    char *db = db_trace(), *wl = g_strconcat("none,", db, NULL);
+    ck_assert(sweep_def_add_list(d, "workload", wl, &err));
+    g_free(wl);
+    g_free(db);
     GString *samples = g_string_new(NULL);
     for (int i = 0; i < N; i++)
         g_string_append_printf(samples, "%s%d", i ? "," : "", i);
