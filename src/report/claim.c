@@ -227,26 +227,13 @@ static FILE *open_csv(Claim *c, const char *name, GError **err)
     return f;
 }
 
-static bool plot(Claim *c, FILE *out, const char *csv, const char *kind, const char *png, GError **err)
+/* title NULL: the script's. */
+static bool plot(Claim *c, FILE *out, const char *csv, const char *kind, const char *png,
+                 const char *title, GError **err)
 {
     char *in = g_build_filename(c->cfg->outdir, csv, NULL);
     char *o = g_build_filename(c->cfg->outdir, png, NULL);
-    PlotOptions po = { .kind = kind };
-    bool ok = plot_csv(in, o, &po, err);
-    if (ok)
-        fprintf(out, "  %s\n", o);
-    g_free(in);
-    g_free(o);
-    return ok;
-}
-
-/* The db tornado (the CSV carries its label and band). */
-static bool plot_tornado_db(Claim *c, FILE *out, GError **err)
-{
-    char *in = g_build_filename(c->cfg->outdir, "tornado-db.csv", NULL);
-    char *o = g_build_filename(c->cfg->outdir, "tornado-db.png", NULL);
-    PlotOptions po = { .kind = "tornado",
-                       .title = "What decides the db workload's 4G/4G overhead" };
+    PlotOptions po = { .kind = kind, .title = title };
     bool ok = plot_csv(in, o, &po, err);
     if (ok)
         fprintf(out, "  %s\n", o);
@@ -294,13 +281,15 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
     fclose(f);
     f = NULL;
     fprintf(out, "3. Plots (CSVs beside them)\n");
-    if (cfg->plots && (!plot(&c, out, "overhead.csv", "overhead", "overhead.png", err) ||
-                       !plot(&c, out, "latency.csv", "latency", "latency.png", err) ||
-                       !plot(&c, out, "lowmem.csv", "lowmem", "lowmem.png", err) ||
-                       !plot(&c, out, "kpti.csv", "kpti", "kpti.png", err) ||
+    if (cfg->plots && (!plot(&c, out, "overhead.csv", "overhead", "overhead.png", NULL, err) ||
+                       !plot(&c, out, "latency.csv", "latency", "latency.png", NULL, err) ||
+                       !plot(&c, out, "lowmem.csv", "lowmem", "lowmem.png", NULL, err) ||
+                       !plot(&c, out, "kpti.csv", "kpti", "kpti.png", NULL, err) ||
                        (cfg->uncertainty > 0 &&
-                        (!plot(&c, out, "tornado.csv", "tornado", "tornado.png", err) ||
-                         !plot_tornado_db(&c, out, err)))))
+                        (!plot(&c, out, "tornado.csv", "tornado", "tornado.png",
+                               "What decides the null call's 4G/4G extra", err) ||
+                         !plot(&c, out, "tornado-db.csv", "tornado", "tornado-db.png",
+                               "What decides the db workload's 4G/4G overhead", err)))))
         goto out;
     if (!cfg->plots)
         fprintf(out, "  (not drawn: --no-plots)\n");
