@@ -42,7 +42,7 @@ static const SweepParam params[] = {
     {"seed", "seed", SWEEP_PARAM_UINT, 0, "1", "seed of the design's digit scrambling", NULL},
     {"sample", "sample", SWEEP_PARAM_UINT, 0, NULL,
      "design points, e.g. 0,1,2,...,63 (each a calibration and executed runs)", NULL},
-    {"workload", "workload", SWEEP_PARAM_NAME, 0, "none",
+    {"workloads", "workload", SWEEP_PARAM_NAME, 0, "none",
      "vmsplit traces replayed under 3g1g and 4g4g at each point, or none", check_workload},
 };
 
