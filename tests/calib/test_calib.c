@@ -291,20 +291,27 @@ START_TEST(shipped_p4_is_reproduced)
 END_TEST
 
 /* Validation lists every row; experiment none is not run; a check row on
- * another CPU uses that CPU's preset. */
+ * another CPU uses that CPU's preset; every evaluated row has an interval,
+ * and the fit rows' intervals stay on their targets. */
 START_TEST(validation_rows)
 {
     MeasurementSet *set = meas_load(NULL, NULL);
     ck_assert_ptr_nonnull(set);
     GError *err = NULL;
-    Validation *v = calib_validate(set, NULL, NULL, &err);
+    Validation *v = calib_validate(set, NULL, NULL, 8, 1, &err);
     ck_assert_msg(v != NULL, "%s", err ? err->message : "");
     ck_assert_uint_eq(v->n, set->rows->len);
     for (unsigned i = 0; i < v->n; i++) {
         const ValidationRow *r = &v->rows[i];
         ck_assert(r->evaluated == (r->row->exp.kind != EXP_NONE));
+        ck_assert(r->has_interval == r->evaluated);
         if (r->evaluated)
-            ck_assert(isfinite(r->model) && r->model > 0);
+            ck_assert(isfinite(r->model) && r->model > 0 && r->lo <= r->hi && r->points > 0);
+        /* Every sampled point was moved back onto the fit rows: their
+         * intervals stay within the 2 % of acceptance of Linus's figures. */
+        if (r->row->role == MEAS_ROLE_FIT)
+            ck_assert_msg(r->lo >= 0.98 * r->row->lo && r->hi <= 1.02 * r->row->hi,
+                          "%s: %g..%g", r->row->id, r->lo, r->hi);
         if (!strcmp(r->row->id, "ingo-l2-miss"))
             ck_assert(r->model == 316);   /* the preset's MemLat figure */
     }
