@@ -13,9 +13,13 @@
 
 #define ACCEPT_ERROR 0.02
 
-/* The first primes: one Halton base per sampled parameter. */
-static const unsigned primes[] = { 2,  3,  5,  7,  11, 13, 17, 19, 23, 29, 31, 37, 41,
-                                   43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97 };
+/* The first primes: one Halton base per sampled parameter (a preset
+ * declares about fifteen ranges; more than fifty is refused). */
+static const unsigned primes[] = { 2,   3,   5,   7,   11,  13,  17,  19,  23,  29,
+                                   31,  37,  41,  43,  47,  53,  59,  61,  67,  71,
+                                   73,  79,  83,  89,  97,  101, 103, 107, 109, 113,
+                                   127, 131, 137, 139, 149, 151, 157, 163, 167, 173,
+                                   179, 181, 191, 193, 197, 199, 211, 223, 227, 229 };
 
 /* The radical inverse of i in base b with its digits permuted by perm
  * (a permutation of 0..b-1), over the first digits that matter in a
@@ -155,8 +159,16 @@ bool unc_sample(const Preset *p, const MeasurementSet *set, unsigned seed, unsig
         const PresetRange *r = &q->ranges[i];
         if (!sampled(r))
             continue;
-        g_assert(d < G_N_ELEMENTS(primes));
-        unsigned perm[97];
+        if (d == G_N_ELEMENTS(primes)) {
+            g_set_error(err, CALIB_ERROR, CALIB_ERROR_INVALID,
+                        "%s: more than %zu ranged parameters; expected at most %zu for the "
+                        "uncertainty design", p->path ? p->path : p->name, G_N_ELEMENTS(primes),
+                        G_N_ELEMENTS(primes));
+            g_rand_free(rng);
+            preset_free(q);
+            return false;
+        }
+        unsigned perm[229];
         permutation(rng, primes[d], perm);
         double u = scrambled_inverse(index + 1, primes[d], perm);
         d++;
