@@ -24,6 +24,8 @@ const VmsCommand vms_commands[] = {
     {"import-strace", cmd_import_strace, "convert strace -f -tt -T output to a vmsplit trace"},
     {"gen", cmd_gen, "write a synthetic workload trace (null, pipe, fileio, db, net, compute)"},
     {"run", cmd_run, "run a guest program on the simulated i686 core, count its cycles"},
+    {"calibrate", cmd_calibrate, "fit a preset's ranged estimates to published measurements"},
+    {"validate", cmd_validate, "every published measurement against the model, with its error"},
     {NULL, NULL, NULL},
 };
 

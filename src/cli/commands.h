@@ -32,5 +32,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_import_strace(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 #endif

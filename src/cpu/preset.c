@@ -12,8 +12,13 @@
  * GKeyFile also reports no line numbers for keys; a first pass over the text
  * records the line of every group and key (and rejects duplicates, which
  * GKeyFile would silently merge), so every message reads
- * "FILE:LINE: group.key: what is wrong; expected what". */
+ * "FILE:LINE: group.key: what is wrong; expected what".
+ *
+ * The comment beside a value may declare its plausible range ("range
+ * LO..HI" or "alternatives A,B") and its origin ("estimate:", "fitted:",
+ * "prior N"); preset_range.c reads them (presets/README.md, "Ranges"). */
 #include "cpu/preset.h"
+#include "cpu/preset_priv.h"
 
 #include "config.h"
 #include "mmu/cache.h"
@@ -26,25 +31,6 @@
 #include <string.h>
 
 G_DEFINE_QUARK(vmsplit-preset-error-quark, preset_error)
-
-typedef enum { T_STR, T_BOOL, T_UINT, T_MHZ, T_BYTES, T_PGSIZES, T_POLICY } KeyType;
-
-enum {
-    K_REQ = 0,                   /* always required */
-    K_GATE = 1 << 0,             /* required; 0 means the structure is absent */
-    K_GATED = 1 << 1,            /* required when the group's gate is non-zero */
-    K_OPT = 1 << 2,              /* optional, default 0 */
-};
-
-typedef struct {
-    const char *group;
-    const char *key;
-    KeyType type;
-    size_t off;
-    unsigned flags;
-    unsigned min;                /* T_UINT, T_BYTES, T_PGSIZES: least value */
-    const char *doc;
-} KeyDef;
 
 typedef struct {
     const char *name;
@@ -124,11 +110,6 @@ static const KeyDef preset_keys[] = {
 
 /* ---- the text pass: line numbers, duplicates --------------------------- */
 
-typedef struct {
-    const char *path;
-    GHashTable *lines;           /* "group" and "group\x1fkey" -> line (int) */
-} Src;
-
 static char *src_id(const char *group, const char *key)
 {
     return key ? g_strconcat(group, "\x1f", key, NULL) : g_strdup(group);
@@ -142,10 +123,7 @@ static int src_line(const Src *s, const char *group, const char *key)
     return line;
 }
 
-static bool src_fail(GError **err, int code, const Src *s, int line,
-                     const char *fmt, ...) G_GNUC_PRINTF(5, 6);
-
-static bool src_fail(GError **err, int code, const Src *s, int line,
+bool preset_src_fail(GError **err, int code, const Src *s, int line,
                      const char *fmt, ...)
 {
     va_list ap;
@@ -186,7 +164,7 @@ static bool src_scan(Src *s, const char *text, GError **err)
         }
         if (g_hash_table_contains(s->lines, id)) {
             char *shown = g_strdelimit(g_strdup(id), "\x1f", '.');
-            ok = src_fail(err, PRESET_ERROR_PARSE, s, i + 1,
+            ok = preset_src_fail(err, PRESET_ERROR_PARSE, s, i + 1,
                           "%s appears twice (first on line %d); expected it once",
                           shown, GPOINTER_TO_INT(g_hash_table_lookup(s->lines, id)));
             g_free(shown);
@@ -215,7 +193,7 @@ static char *value_clean(const char *raw)
     return g_strstrip(v);
 }
 
-static bool parse_uint(const char *v, uint64_t max, uint64_t *out)
+bool preset_parse_uint(const char *v, uint64_t max, uint64_t *out)
 {
     if (!*v || !g_ascii_isdigit(*v))
         return false;
@@ -228,7 +206,7 @@ static bool parse_uint(const char *v, uint64_t max, uint64_t *out)
 }
 
 /* "8192", "8K", "512K", "2M", "8KiB" (binary multiples). */
-static bool parse_bytes(const char *v, uint64_t *out)
+bool preset_parse_bytes(const char *v, uint64_t *out)
 {
     if (!*v || !g_ascii_isdigit(*v))
         return false;
@@ -274,7 +252,7 @@ static bool parse_pgsizes(const char *v, unsigned *out)
 }
 
 /* What a key's value must look like; g_free. */
-static char *key_expect(const KeyDef *k)
+char *preset_key_expect(const KeyDef *k)
 {
     switch (k->type) {
     case T_STR: return g_strdup("a string");
@@ -320,9 +298,9 @@ static bool key_parse(Preset *p, const KeyDef *k, const char *v, bool gate_on,
     }
     case T_UINT:
     case T_BYTES:
-        ok = k->type == T_UINT ? parse_uint(v, UINT32_MAX, &n) : parse_bytes(v, &n);
+        ok = k->type == T_UINT ? preset_parse_uint(v, UINT32_MAX, &n) : preset_parse_bytes(v, &n);
         if (ok && gate_on && n < k->min)
-            return src_fail(err, PRESET_ERROR_INVALID, s, line,
+            return preset_src_fail(err, PRESET_ERROR_INVALID, s, line,
                             "%s.%s: %s; expected at least %u", k->group, k->key, v,
                             k->min);
         if (ok)
@@ -331,7 +309,7 @@ static bool key_parse(Preset *p, const KeyDef *k, const char *v, bool gate_on,
     case T_PGSIZES:
         ok = parse_pgsizes(v, &mask);
         if (ok && gate_on && !mask)
-            return src_fail(err, PRESET_ERROR_INVALID, s, line,
+            return preset_src_fail(err, PRESET_ERROR_INVALID, s, line,
                             "%s.%s: empty; expected at least one of 4K, 2M, 4M",
                             k->group, k->key);
         if (ok)
@@ -345,8 +323,8 @@ static bool key_parse(Preset *p, const KeyDef *k, const char *v, bool gate_on,
     }
     }
     if (!ok) {
-        char *expect = key_expect(k);
-        src_fail(err, PRESET_ERROR_PARSE, s, line, "%s.%s: '%s'; expected %s", k->group,
+        char *expect = preset_key_expect(k);
+        preset_src_fail(err, PRESET_ERROR_PARSE, s, line, "%s.%s: '%s'; expected %s", k->group,
                  k->key, v, expect);
         g_free(expect);
     }
@@ -373,7 +351,7 @@ static char *group_keys_list(const char *g)
     return g_string_free(s, FALSE);
 }
 
-static const KeyDef *key_find(const char *g, const char *key)
+const KeyDef *preset_key_find(const char *g, const char *key)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(preset_keys); i++)
         if (!strcmp(preset_keys[i].group, g) && !strcmp(preset_keys[i].key, key))
@@ -392,17 +370,17 @@ static bool check_names(GKeyFile *kf, const Src *s, GError **err)
             GString *all = g_string_new(NULL);
             for (size_t j = 0; j < G_N_ELEMENTS(preset_groups); j++)
                 g_string_append_printf(all, "%s%s", j ? ", " : "", preset_groups[j].name);
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], NULL),
+            ok = preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], NULL),
                           "unknown group [%s]; expected one of %s", groups[i], all->str);
             g_string_free(all, TRUE);
             break;
         }
         char **keys = g_key_file_get_keys(kf, groups[i], NULL, NULL);
         for (int j = 0; ok && keys && keys[j]; j++) {
-            if (key_find(groups[i], keys[j]))
+            if (preset_key_find(groups[i], keys[j]))
                 continue;
             char *list = group_keys_list(groups[i]);
-            ok = src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], keys[j]),
+            ok = preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, groups[i], keys[j]),
                           "unknown key %s.%s; expected one of %s", groups[i], keys[j],
                           list);
             g_free(list);
@@ -415,7 +393,7 @@ static bool check_names(GKeyFile *kf, const Src *s, GError **err)
         if (preset_groups[i].optional || g_key_file_has_group(kf, g))
             continue;
         char *list = group_keys_list(g);
-        ok = src_fail(err, PRESET_ERROR_INVALID, s, 0,
+        ok = preset_src_fail(err, PRESET_ERROR_INVALID, s, 0,
                       "missing group [%s]; expected it with the keys %s", g, list);
         g_free(list);
     }
@@ -437,8 +415,8 @@ static bool read_keys(GKeyFile *kf, Preset *p, const Src *s, GError **err)
         if (!raw) {
             bool needed = !(k->flags & (K_OPT | K_GATED)) || ((k->flags & K_GATED) && gate_on);
             if (needed) {
-                char *expect = key_expect(k);
-                src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, k->group, NULL),
+                char *expect = preset_key_expect(k);
+                preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, k->group, NULL),
                          "[%s] lacks %s.%s (%s); expected %s", k->group, k->group, k->key,
                          k->doc, expect);
                 g_free(expect);
@@ -449,10 +427,10 @@ static bool read_keys(GKeyFile *kf, Preset *p, const Src *s, GError **err)
             continue;
         }
         char *v = value_clean(raw);
-        g_free(raw);
         bool on = (k->flags & K_GATED) ? gate_on : true;
-        bool ok = key_parse(p, k, v, on, s, line, err);
+        bool ok = key_parse(p, k, v, on, s, line, err) && preset_range_read(p, k, raw, s, line, err);
         g_free(v);
+        g_free(raw);
         if (!ok)
             return false;
         if (k->flags & K_GATE)
@@ -469,24 +447,24 @@ static bool check_tlb(const TlbGeom *t, const char *g, bool small, const Src *s,
     if (!t->entries)
         return true;
     if (t->ways > t->entries)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
                         "%s.ways: %u; expected at most entries (%u)", g, t->ways,
                         t->entries);
     if (t->entries % t->ways)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "ways"),
                         "%s.ways: %u does not divide entries %u; expected a divisor",
                         g, t->ways, t->entries);
     unsigned sets = t->entries / t->ways;
     if (sets & (sets - 1))
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "entries"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "entries"),
                         "%s.entries: %u / %u ways = %u sets; expected a power of two "
                         "number of sets", g, t->entries, t->ways, sets);
     if (small && !(t->page_sizes & PRESET_PG_4K))
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
                         "%s.page_sizes: no 4K; expected the 4 KiB array to hold 4K pages",
                         g);
     if (!small && (t->page_sizes & PRESET_PG_4K))
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, g, "page_sizes"),
                         "%s.page_sizes: 4K in a large-page array; expected 2M and/or 4M",
                         g);
     return true;
@@ -504,7 +482,7 @@ static bool check_policy(const Preset *p, const Src *s, GError **err)
         GError *e = NULL;
         if (!t[i]->entries || !pol->check || pol->check(t[i]->entries / t[i]->ways, t[i]->ways, &e))
             continue;
-        src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "tlb", "policy"),
+        preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "tlb", "policy"),
                  "tlb.policy: %s cannot serve %s (%u sets x %u ways): %s; expected a policy "
                  "for that geometry", pol->name, names[i], t[i]->entries / t[i]->ways,
                  t[i]->ways, e ? e->message : "rejected");
@@ -517,7 +495,7 @@ static bool check_policy(const Preset *p, const Src *s, GError **err)
 static bool check_geometry(const Preset *p, const Src *s, GError **err)
 {
     if (!p->pae)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "features", "pae"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "features", "pae"),
                         "features.pae: false; expected true (vmsplit models PAE paging)");
     if (!check_tlb(&p->itlb_4k, "itlb_4k", true, s, err) ||
         !check_tlb(&p->itlb_large, "itlb_large", false, s, err) ||
@@ -531,14 +509,14 @@ static bool check_geometry(const Preset *p, const Src *s, GError **err)
         const char *key = NULL;
         GError *e = NULL;
         if (!cache_geom_check(c[i], &key, &e)) {
-            src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, names[i], key),
+            preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, names[i], key),
                      "%s.%s: %s", names[i], key, e->message);
             g_error_free(e);
             return false;
         }
     }
     if (p->l3.size && !p->l2.size)
-        return src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "l3", "size"),
+        return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "l3", "size"),
                         "l3.size: an L3 behind no L2; expected l2.size > 0 or l3.size = 0");
     return check_policy(p, s, err);
 }
@@ -613,7 +591,7 @@ static bool load_into(Preset *p, const char *path, const char *text, GError **er
     GError *e = NULL;
     bool ok = src_scan(&s, text, err);
     if (ok && !g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE, &e)) {
-        ok = src_fail(err, PRESET_ERROR_PARSE, &s, 0, "%s; expected an .ini file",
+        ok = preset_src_fail(err, PRESET_ERROR_PARSE, &s, 0, "%s; expected an .ini file",
                       e->message);
         g_error_free(e);
     }
@@ -656,6 +634,7 @@ void preset_free(Preset *p)
 {
     if (!p)
         return;
+    preset_ranges_free(p->ranges, p->nranges);
     g_free(p->name);
     g_free(p->description);
     g_free(p->path);
@@ -678,7 +657,7 @@ static void pgsizes_text(GString *out, unsigned mask)
         }
 }
 
-static void value_text(GString *out, const Preset *p, const KeyDef *k)
+void preset_value_text(GString *out, const Preset *p, const KeyDef *k)
 {
     const char *field = (const char *)p + k->off;
     switch (k->type) {
@@ -712,10 +691,12 @@ char *preset_to_ini(const Preset *p)
             group = k->group;
             g_string_append_printf(out, "\n[%s]\n", group);
         }
-        GString *v = g_string_new(NULL);
-        value_text(v, p, k);
-        g_string_append_printf(out, "%-20s = %-16s # %s\n", k->key, v->str, k->doc);
+        GString *v = g_string_new(NULL), *r = g_string_new(NULL);
+        preset_value_text(v, p, k);
+        preset_range_text(r, p, k);
+        g_string_append_printf(out, "%-20s = %-16s # %s%s\n", k->key, v->str, r->str, k->doc);
         g_string_free(v, TRUE);
+        g_string_free(r, TRUE);
     }
     return g_string_free(out, FALSE);
 }
@@ -767,6 +748,7 @@ char *preset_to_json(const Preset *p)
         value_json(b, p, k);
     }
     json_builder_end_object(b);
+    preset_ranges_json(b, p);
     json_builder_end_object(b);
     JsonGenerator *gen = json_generator_new();
     json_generator_set_pretty(gen, TRUE);

@@ -55,6 +55,33 @@ typedef struct {
     unsigned page_walk_base;     /* walker overhead besides its memory references */
 } CpuCosts;
 
+/* A plausible range declared beside an estimated figure, in its comment
+ * (presets/README.md, "Ranges"): "range LO..HI" for a number the
+ * uncertainty analysis may sample and calibration may fit, or
+ * "alternatives A,B" for a switch or a discrete choice. The value must lie
+ * in its range; a figure marked "estimate:" or "fitted:" must have one. */
+typedef enum {
+    PRESET_RANGE_SPAN,           /* range LO..HI (unsigned keys) */
+    PRESET_RANGE_ALTERNATIVES,   /* alternatives A,B,... (any type but text) */
+} PresetRangeKind;
+
+typedef enum {
+    PRESET_ORIGIN_SOURCED,       /* a source beside it; a range is optional */
+    PRESET_ORIGIN_ESTIMATE,      /* "estimate:" */
+    PRESET_ORIGIN_FITTED,        /* "fitted:" (vmsplit calibrate) */
+} PresetOrigin;
+
+typedef struct {
+    char *id;                    /* "cost.int_gate" */
+    PresetRangeKind kind;
+    PresetOrigin origin;
+    unsigned lo, hi;             /* SPAN */
+    char **alternatives;         /* ALTERNATIVES, as written */
+    bool has_prior;              /* "prior N": the estimate a fit started from */
+    unsigned prior;
+    int line;                    /* in the preset file */
+} PresetRange;
+
 typedef struct Preset {
     char *name;                  /* "p4-northwood" */
     char *description;
@@ -81,6 +108,10 @@ typedef struct Preset {
     bool pdpte_load_uncached;
 
     CpuCosts cost;
+
+    /* The declared ranges, in file order (presets/README.md, "Ranges"). */
+    PresetRange *ranges;
+    unsigned nranges;
 } Preset;
 
 /* The preset used when none is named: the 2003 x86 server. */
@@ -92,6 +123,17 @@ typedef struct Preset {
  * file and the key. */
 Preset *preset_load(const char *name_or_path, GError **err);
 void preset_free(Preset *p);
+
+/* A deep copy (calibration and sampling change a copy). */
+Preset *preset_copy(const Preset *p);
+
+/* The range declared for a key ("cost.mov_cr3"); NULL if none. */
+const PresetRange *preset_range_find(const Preset *p, const char *id);
+
+/* Unsigned and boolean keys by id ("cost.int_gate", "memory.latency",
+ * "memory.pdpte_load_uncached" as 0/1). False if the id names no such key. */
+bool preset_get_uint(const Preset *p, const char *id, unsigned *out);
+bool preset_set_uint(Preset *p, const char *id, unsigned v);
 
 /* Names of the bundled presets, sorted; free with g_strfreev. */
 char **preset_list(void);

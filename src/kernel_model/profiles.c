@@ -68,6 +68,29 @@ static bool get_copy(GKeyFile *kf, const char *path, const char *g, const char *
            (g_clear_error(err), bad(err, path, g, k, "'arg' or a byte count"));
 }
 
+/* "LO..HI" with LO <= HI. */
+static bool get_range(GKeyFile *kf, const char *path, const char *g, const char *k,
+                      uint32_t *lo, uint32_t *hi, GError **err)
+{
+    char *v = g_key_file_get_value(kf, g, k, NULL);
+    char *end = NULL;
+    guint64 l = v ? g_ascii_strtoull(v, &end, 10) : 0, h = 0;
+    bool ok = v && g_ascii_isdigit(*v) && end && g_str_has_prefix(end, "..") &&
+              g_ascii_isdigit(end[2]);
+    if (ok) {
+        h = g_ascii_strtoull(end + 2, &end, 10);
+        ok = *end == '\0' && h <= UINT32_MAX;
+    }
+    g_free(v);
+    if (!ok)
+        return bad(err, path, g, k, "LO..HI, two non-negative integers");
+    if (l > h)
+        return bad(err, path, g, k, "LO <= HI (the range has low > high)");
+    *lo = (uint32_t)l;
+    *hi = (uint32_t)h;
+    return true;
+}
+
 static bool parse_group(GKeyFile *kf, const char *path, const char *g, SyscallProfile *p,
                         GError **err)
 {
@@ -80,6 +103,8 @@ static bool parse_group(GKeyFile *kf, const char *path, const char *g, SyscallPr
             ok = get_u32(kf, path, g, k, &p->nr, err);
         else if (!strcmp(k, "insns"))
             ok = have_insns = get_u32(kf, path, g, k, &p->insns, err);
+        else if (!strcmp(k, "insns_range"))
+            ok = get_range(kf, path, g, k, &p->insns_lo, &p->insns_hi, err);
         else if (!strcmp(k, "kdata_pages"))
             ok = get_u32(kf, path, g, k, &p->kdata_pages, err) &&
                  (p->kdata_pages <= 64 || bad(err, path, g, k, "at most 64 pages"));
@@ -106,12 +131,19 @@ static bool parse_group(GKeyFile *kf, const char *path, const char *g, SyscallPr
                 bad(err, path, g, k, "none, mmap, munmap, brk, mprotect, fork, exec or exit");
         } else {
             ok = bad(err, path, g, k,
-                     "a known key (nr, insns, kdata_pages, copy_in, copy_out, slab, blocks, mm)");
+                     "a known key (nr, insns, insns_range, kdata_pages, copy_in, copy_out, slab, "
+                     "blocks, mm)");
         }
     }
     g_strfreev(keys);
     if (ok && !have_insns)
         ok = bad(err, path, g, "insns", "this key (the body's instruction count)");
+    if (ok && p->insns_hi && (p->insns < p->insns_lo || p->insns > p->insns_hi)) {
+        char *what = g_strdup_printf("a value inside insns_range %u..%u", p->insns_lo,
+                                     p->insns_hi);
+        ok = bad(err, path, g, "insns", what);
+        g_free(what);
+    }
     return ok;
 }
 

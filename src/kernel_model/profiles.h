@@ -21,6 +21,10 @@ typedef struct {
     char *name;
     uint32_t nr;                 /* i386 syscall number */
     uint32_t insns;
+    /* insns_range = LO..HI: the plausible range of an estimated count
+     * whose value decides a verdict (getppid, the null call); both 0 if
+     * none is declared. */
+    uint32_t insns_lo, insns_hi;
     uint32_t kdata_pages;
     uint32_t copy_in, copy_out;  /* bytes, or COPY_ARG */
     uint32_t slab;               /* lowmem bytes per call */

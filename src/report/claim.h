@@ -6,7 +6,13 @@
  *     under 3g1g and 4g4g: syscall rate, time under each, overhead and the
  *     two biggest contributors to it.
  *  2. Every quantitative statement of the two seeds (and one published
- *     KPTI anchor), what the model says, and whether it agrees.
+ *     KPTI anchor), what the model says, the rule and the verdict; a
+ *     statement whose figure the preset was fitted to (a `fit` row of
+ *     validation/measurements.ini) is marked FIT TARGET, not agreement.
+ *     With uncertainty (ClaimConfig.uncertainty points of the design in
+ *     calib/uncertainty.h, run as a sweep into uncertainty.csv) the null
+ *     call's 4G/4G extra gets a 90 % interval and an interval verdict, and
+ *     a tornado (tornado.csv) names the estimates that decide it.
  *  3. The plots (lowmem against RAM, per-syscall latency stacked by part,
  *     overhead against syscall rate, 4g4g/kpti/kpti-pcid against rate)
  *     and the CSVs behind them, in an output folder.
@@ -25,7 +31,25 @@ typedef struct {
     const char *outdir;          /* plots and CSVs; created if missing */
     bool plots;                  /* run gnuplot (false: CSVs only) */
     int jobs;                    /* replays in parallel */
+    int uncertainty;             /* points of the uncertainty design; 0: none */
 } ClaimConfig;
+
+/* A statement's verdict under its rule (src/report/claim_statements.c
+ * lists the statements and their rules as a table). A statement whose
+ * figure the preset was calibrated to is printed as a FIT TARGET instead,
+ * and not counted. */
+typedef enum {
+    CLAIM_AGREES,
+    CLAIM_PARTLY,                /* agrees in part (the rule says which part) */
+    CLAIM_DISAGREES,
+    CLAIM_UNDECIDED,             /* the figure's 90 % interval straddles the rule's band */
+    CLAIM_NVERDICTS,
+} ClaimVerdict;
+extern const char *const claim_verdict_names[CLAIM_NVERDICTS];
+
+/* The interval rule: AGREES if [lo, hi] lies inside [band_lo, band_hi],
+ * DISAGREES if the two do not meet, UNDECIDED otherwise. */
+ClaimVerdict claim_verdict_interval(double lo, double hi, double band_lo, double band_hi);
 
 /* Prints the report to out. False (err) on bad configuration or a guest
  * fault; a statement the model refutes is not an error. */

@@ -119,6 +119,31 @@ static const char *const need_latency[] = {"syscall", "layout", "base_ns", "cr3_
                                            "refill_ns", "uaccess_ns", "body_ns", NULL};
 static const char *const need_lowmem[] = {"layout", "ram_mib", "low_total_kb",
                                           "mem_map_kb", "boots", "min_free_boot_kb", NULL};
+static const char *const need_tornado[] = {"parameter", "at_low", "at_high", "central",
+                                           "figure", "band_lo", "band_hi", NULL};
+
+/* tornado: the figure's name for the x label and the statement's band,
+ * from the CSV's first row (every row carries them). */
+static bool vars_tornado(const CsvTable *t, GString *vars, const char **xcol, GError **err)
+{
+    (void)xcol;
+    int f = csv_table_column(t, "figure"), lo = csv_table_column(t, "band_lo"),
+        hi = csv_table_column(t, "band_hi");
+    const char *band[2] = { csv_table_get(t, 0, (guint)lo), csv_table_get(t, 0, (guint)hi) };
+    for (int i = 0; i < 2; i++) {
+        char *end = NULL;
+        g_ascii_strtod(band[i], &end);
+        if (!*band[i] || *end) {
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                        "%s: band_%s '%s'; expected a number", t->path, i ? "hi" : "lo",
+                        band[i]);
+            return false;
+        }
+    }
+    add_var(vars, "xlabel", csv_table_get(t, 0, (guint)f));
+    g_string_append_printf(vars, "band_lo=%s; band_hi=%s; ", band[0], band[1]);
+    return true;
+}
 static const char *const need_none[] = {NULL};
 
 static const char *const groups_layout[] = {"layout", NULL};
@@ -138,10 +163,13 @@ static const PlotKindPriv kinds[] = {
       need_lowmem}, "ram_mib", NULL, groups_lowmem, NULL, NULL},
     {{"kpti", "kpti.gp", "4g4g, kpti, kpti-pcid overhead against syscalls/s",
       need_overhead}, "syscalls_per_sec", "rate", groups_layout, vars_rate, groups_overhead},
+    {{"tornado", "tornado.gp", "what decides a figure: each estimate from its low to its high end",
+      need_tornado}, NULL, NULL, NULL, vars_tornado, NULL},
 };
 
 static const PlotKind *const kind_table[] = {
-    &kinds[0].pub, &kinds[1].pub, &kinds[2].pub, &kinds[3].pub, &kinds[4].pub, NULL,
+    &kinds[0].pub, &kinds[1].pub, &kinds[2].pub, &kinds[3].pub, &kinds[4].pub, &kinds[5].pub,
+    NULL,
 };
 
 const PlotKind *const *plot_kind_all(void)
@@ -155,7 +183,7 @@ const PlotKind *plot_kind_lookup(const char *name, GError **err)
         if (!strcmp(kinds[i].pub.name, name))
             return &kinds[i].pub;
     g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                "unknown plot kind '%s' (expected overhead, tlb, latency, lowmem or kpti)",
+                "unknown plot kind '%s' (expected overhead, tlb, latency, lowmem, kpti or tornado)",
                 name);
     return NULL;
 }
@@ -201,6 +229,8 @@ const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
         name = "overhead";
     else if (csv_table_column(t, "low_total_kb") >= 0)
         name = "lowmem";
+    else if (csv_table_column(t, "at_low") >= 0)
+        name = "tornado";
     g_free(sk);
     if (!name) {
         g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,

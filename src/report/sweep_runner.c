@@ -8,11 +8,13 @@
 extern const SweepRunner sweep_runner_lowmem;   /* runner_lowmem.c */
 extern const SweepRunner sweep_runner_tlbsim;   /* runner_tlbsim.c */
 extern const SweepRunner sweep_runner_replay;   /* runner_replay.c */
+extern const SweepRunner sweep_runner_uncertainty; /* runner_uncertainty.c */
 
 static const SweepRunner *const runners[] = {
     &sweep_runner_lowmem,
     &sweep_runner_tlbsim,
     &sweep_runner_replay,
+    &sweep_runner_uncertainty,
     NULL,
 };
 

@@ -54,7 +54,24 @@ START_TEST(quick_has_every_section)
         ck_assert_msg(strstr(out, quotes[i]) != NULL, "statement '%s' missing", quotes[i]);
     ck_assert_uint_eq(count(out, "verdict: "), count(out, "    model: "));
     ck_assert_uint_ge(count(out, "verdict: "), G_N_ELEMENTS(quotes));
-    static const char *plots[] = { "overhead.png", "latency.png", "lowmem.png", "kpti.png" };
+    /* Linus's getppid figures are the calibration's fit rows
+     * (validation/measurements.ini): a fit target, never agreement; every
+     * other statement is a prediction with its rule. */
+    ck_assert_uint_eq(count(out, "verdict: FIT TARGET"), 1);
+    ck_assert_ptr_nonnull(strstr(out, "1761 cycles with int 0x80/iret, 641 with sysenter/sysexit\" "));
+    const char *fit = strstr(out, "verdict: FIT TARGET");
+    ck_assert_ptr_nonnull(strstr(fit, "p4-getppid-int80, p4-getppid-sysenter"));
+    ck_assert_uint_eq(count(out, "(a prediction)") + 1, count(out, "verdict: "));
+    ck_assert_uint_eq(count(out, "    rule: "), count(out, "verdict: "));
+    ck_assert_ptr_nonnull(strstr(out, "1 fit target, not counted"));
+    /* --quick samples 16 points: intervals on the statements that have one,
+     * and the two tornadoes. */
+    ck_assert_uint_eq(count(out, "[90 % interval"), 3);
+    ck_assert_ptr_nonnull(strstr(out, "over 16 of 16 sampled points"));
+    ck_assert_ptr_nonnull(strstr(out, "What decides the 4g4g extra of the null call"));
+    ck_assert_ptr_nonnull(strstr(out, "What decides the db workload's 4g4g overhead"));
+    static const char *plots[] = { "overhead.png", "latency.png", "lowmem.png", "kpti.png",
+                                   "tornado.png", "tornado-db.png" };
     for (size_t i = 0; i < G_N_ELEMENTS(plots); i++) {
         char *p = g_build_filename(outdir, plots[i], NULL);
         ck_assert_msg(is_png(p), "%s is not a PNG", p);

@@ -250,6 +250,26 @@ static const Broken broken[] = {
       { "cpu.clock_mhz", "positive number of MHz", NULL } },
     { "bad line size", "line = 64 ", "line = 48 ", "line = 48 ", PRESET_ERROR_INVALID,
       { "l1d.line", "power of two", NULL } },
+    /* Ranges (presets/README.md, "Ranges"). */
+    { "value outside its range", "mov_cr3 = 125 ", "mov_cr3 = 900 ", "mov_cr3 = 900",
+      PRESET_ERROR_INVALID, { "cost.mov_cr3", "900 lies outside its range 60..700", NULL } },
+    { "range low above high", "separately; range 60..700", "separately; range 700..60",
+      "range 700..60", PRESET_ERROR_INVALID,
+      { "cost.mov_cr3", "range 700..60 has low > high", "expected LO <= HI" } },
+    { "estimate without a range", "separately; range 60..700", "separately; 60 to 700",
+      "separately; 60 to 700", PRESET_ERROR_INVALID,
+      { "cost.mov_cr3", "an estimate without a range", "expected 'range LO..HI'" } },
+    { "switch without alternatives", "alternatives true,false", "both possible",
+      "both possible", PRESET_ERROR_INVALID,
+      { "memory.pdpte_load_uncached", "an estimate without a range", NULL } },
+    { "value not among its alternatives", "alternatives true,false",
+      "alternatives false,false", "alternatives false,false", PRESET_ERROR_INVALID,
+      { "memory.pdpte_load_uncached", "true is not among its alternatives", NULL } },
+    { "alternative of the wrong type", "alternatives true,false", "alternatives false,0",
+      "alternatives false,0", PRESET_ERROR_PARSE,
+      { "memory.pdpte_load_uncached", "alternative '0'", "expected true or false" } },
+    { "range on a switch", "alternatives true,false", "range 0..1", "range 0..1",
+      PRESET_ERROR_INVALID, { "memory.pdpte_load_uncached", "not an integer", NULL } },
 };
 
 START_TEST(broken_file_is_rejected)
@@ -301,7 +321,9 @@ END_TEST
 START_TEST(policy_must_suit_geometry)
 {
     char *orig = bundled_text("skylake");
-    char *text = replace(orig, "policy = lru", "policy = plru");
+    char *alts = replace(orig, "alternatives lru,fifo", "alternatives lru,plru");
+    char *text = replace(alts, "policy = lru", "policy = plru");
+    g_free(alts);
     char *path = write_tmp("sky-plru.ini", text);
     GError *err = NULL;
     ck_assert_ptr_null(preset_load(path, &err));
@@ -501,6 +523,54 @@ START_TEST(readme_documents_every_key)
 }
 END_TEST
 
+/* Ranges as the file declares them (presets/README.md, "Ranges"): the
+ * bounds of p4-northwood's serializing costs, the PDPTE switch's
+ * alternatives, origins; a sourced figure has none; the resolved .ini
+ * keeps them (it reloads with the same ranges). */
+START_TEST(ranges_are_read)
+{
+    Preset *p = preset_load("p4-northwood", NULL);
+    ck_assert_ptr_nonnull(p);
+    const PresetRange *r = preset_range_find(p, "cost.mov_cr3");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->kind, PRESET_RANGE_SPAN);
+    ck_assert_int_eq(r->origin, PRESET_ORIGIN_ESTIMATE);
+    ck_assert_uint_eq(r->lo, 60);
+    ck_assert_uint_eq(r->hi, 700);
+    r = preset_range_find(p, "memory.pdpte_load_uncached");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->kind, PRESET_RANGE_ALTERNATIVES);
+    ck_assert_str_eq(r->alternatives[0], "true");
+    ck_assert_str_eq(r->alternatives[1], "false");
+    ck_assert_ptr_null(preset_range_find(p, "memory.latency"));   /* MemLat: measured */
+    ck_assert_ptr_null(preset_range_find(p, "cost.alu"));         /* GCC's table */
+    unsigned v = 0;
+    ck_assert(preset_get_uint(p, "cost.mov_cr3", &v) && v == p->cost.mov_cr3);
+    Preset *c = preset_copy(p);
+    ck_assert(preset_set_uint(c, "cost.mov_cr3", 300));
+    ck_assert_uint_eq(c->cost.mov_cr3, 300);
+    ck_assert_uint_eq(p->cost.mov_cr3, v);                        /* a deep copy */
+    ck_assert(!preset_set_uint(c, "cost.nonsense", 1));
+    char *ini = preset_to_ini(p);
+    ck_assert_ptr_nonnull(strstr(ini, "range 60..700"));
+    char *path = write_tmp("resolved.ini", ini);
+    Preset *q = preset_load(path, NULL);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_uint_eq(q->nranges, p->nranges);
+    ck_assert_uint_eq(preset_range_find(q, "cost.int_gate")->hi,
+                      preset_range_find(p, "cost.int_gate")->hi);
+    char *json = preset_to_json(p);
+    ck_assert_ptr_nonnull(strstr(json, "\"cost.mov_cr3\""));
+    ck_assert_ptr_nonnull(strstr(json, "\"high\" : 700"));
+    g_free(json);
+    preset_free(q);
+    g_free(path);
+    g_free(ini);
+    preset_free(c);
+    preset_free(p);
+}
+END_TEST
+
 /* ---- the CLI (vmsplit presets) ------------------------------------------- */
 
 static int run_cli(char **out, char **errout, const char *a1, const char *a2, const char *a3)
@@ -555,6 +625,7 @@ static Suite *preset_suite(void)
     Suite *s = suite_create("preset");
     TCase *tc = tcase_create("load");
     tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, ranges_are_read);
     tcase_add_test(tc, every_bundled_preset_loads);
     tcase_add_test(tc, figures_match_references);
     tcase_add_test(tc, every_figure_has_a_comment);

@@ -62,6 +62,10 @@ START_TEST(errors)
     expect_error("[generic]\ninsns = 1\nmm = teleport\n", "mm");
     expect_error("[read]\ninsns = 1\n", "[generic]");
     expect_error("[generic\ninsns = 1\n", "p.ini");
+    /* Ranges: low > high, a value outside, a malformed range. */
+    expect_error("[generic]\ninsns = 20\ninsns_range = 60..10\n", "low > high");
+    expect_error("[generic]\ninsns = 80\ninsns_range = 10..60\n", "inside insns_range 10..60");
+    expect_error("[generic]\ninsns = 20\ninsns_range = 10-60\n", "[generic] insns_range");
 }
 END_TEST
 

@@ -90,6 +90,8 @@ static const struct {
      * of a 10-call null trace): only its summary rows carry an overhead. */
     {NULL, "compare.csv", "kpti-pcid (what-if)"},
     {"kpti", "compare.csv", "Gregg 2018"},
+    {"tornado", "tornado.csv", "as shipped"},
+    {NULL, "tornado.csv", "cost.mov_cr3"},
 };
 
 START_TEST(test_each_plot)

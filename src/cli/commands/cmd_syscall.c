@@ -9,6 +9,7 @@
 #include "kernel_model/machine.h"
 #include "kernel_model/measure.h"
 #include "kernel_model/profiles.h"
+#include "calib/uncertainty.h"
 
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -19,13 +20,15 @@
 typedef struct {
     char *cpu, *layouts, *ram, *stubs, *profiles;
     gboolean sysenter, json, csv;
-    gint64 count, warmup, bytes_in, bytes_out;
+    gint64 count, warmup, bytes_in, bytes_out, uncertainty;
 } Opts;
 
 typedef struct {
     const Layout *layout;
     SyscallCost sum;
     uint64_t n;
+    bool has_interval;           /* --uncertainty: 90 % intervals, us */
+    double lat_lo, lat_hi, extra_lo, extra_hi;
 } Row;
 
 static bool run_layout(const Opts *o, const Preset *p, uint64_t ram, const char *stubs,
@@ -42,6 +45,46 @@ static bool run_layout(const Opts *o, const Preset *p, uint64_t ram, const char 
 }
 
 static double mean(const Row *r, size_t i) { return (double)syscall_cost_value(&r->sum, i) / r->n; }
+
+/* --uncertainty N: the call on N points of the preset's uncertainty design
+ * (calib/uncertainty.h: the estimates the fit left open sampled over their
+ * ranges, each point moved back onto the fit rows), every layout on each
+ * accepted point; the 5th and 95th percentiles of its latency and of its
+ * extra over the first layout. */
+static bool run_intervals(const Opts *o, const Preset *p, uint64_t ram, const char *stubs,
+                          const SyscallProfile *prof, Row *rows, size_t n, GError **err)
+{
+    MeasurementSet *set = meas_load(NULL, err);
+    if (!set)
+        return false;
+    unsigned pts = (unsigned)o->uncertainty, used = 0;
+    double *lat = g_new0(double, n * pts), *extra = g_new0(double, n * pts);
+    bool ok = true;
+    for (unsigned i = 0; ok && i < pts; i++) {
+        UncSample s;
+        if (!(ok = unc_sample(p, set, 1, i, &s, err)))
+            break;
+        for (size_t r = 0; ok && s.accepted && r < n; r++) {
+            Row tmp = { .layout = rows[r].layout };
+            ok = run_layout(o, s.preset, ram, stubs, prof, &tmp, err);
+            lat[r * pts + used] = mean(&tmp, 0) / s.preset->clock_mhz;
+            extra[r * pts + used] = lat[r * pts + used] - lat[used];
+        }
+        used += s.accepted;
+        unc_sample_clear(&s);
+    }
+    for (size_t r = 0; ok && used && r < n; r++) {
+        rows[r].lat_lo = unc_quantile(&lat[r * pts], used, 0.05);
+        rows[r].lat_hi = unc_quantile(&lat[r * pts], used, 0.95);
+        rows[r].extra_lo = unc_quantile(&extra[r * pts], used, 0.05);
+        rows[r].extra_hi = unc_quantile(&extra[r * pts], used, 0.95);
+        rows[r].has_interval = true;
+    }
+    g_free(lat);
+    g_free(extra);
+    meas_free(set);
+    return ok;
+}
 
 static void print_text(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
 {
@@ -66,6 +109,23 @@ static void print_text(const Opts *o, const Preset *p, const char *name, Row *ro
     for (size_t r = 0; r < n; r++)
         printf("%+14.3f", (mean(&rows[r], 0) - mean(&rows[0], 0)) / p->clock_mhz);
     printf("   against %s\n", rows[0].layout->name);
+    if (n && rows[0].has_interval) {
+        printf("%-12s", "latency 90%");
+        for (size_t r = 0; r < n; r++) {
+            char iv[32];
+            g_snprintf(iv, sizeof iv, "%.2f..%.2f", rows[r].lat_lo, rows[r].lat_hi);
+            printf("%14s", iv);
+        }
+        printf("   us, over %" G_GINT64_FORMAT " sampled points of the open estimates\n",
+               o->uncertainty);
+        printf("%-12s", "extra 90%");
+        for (size_t r = 0; r < n; r++) {
+            char iv[32];
+            g_snprintf(iv, sizeof iv, "%+.2f..%+.2f", rows[r].extra_lo, rows[r].extra_hi);
+            printf("%14s", iv);
+        }
+        printf("   us against %s\n", rows[0].layout->name);
+    }
     for (size_t r = 0; r < n; r++)
         if (rows[r].layout->what_if)
             printf("\nnote: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
@@ -100,6 +160,14 @@ static void print_json(const Opts *o, const Preset *p, const char *name, Row *ro
         }
         json_builder_set_member_name(b, "latency_us");
         json_builder_add_double_value(b, mean(&rows[r], 0) / p->clock_mhz);
+        if (rows[r].has_interval) {
+            const char *k[] = { "latency_us_p5", "latency_us_p95", "extra_us_p5", "extra_us_p95" };
+            double v[] = { rows[r].lat_lo, rows[r].lat_hi, rows[r].extra_lo, rows[r].extra_hi };
+            for (int i = 0; i < 4; i++) {
+                json_builder_set_member_name(b, k[i]);
+                json_builder_add_double_value(b, v[i]);
+            }
+        }
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -141,6 +209,7 @@ int cmd_syscall(int argc, char **argv)
         { "ram", 0, 0, G_OPTION_ARG_STRING, &o.ram, "installed RAM (default 4G)", "SIZE" },
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o.stubs, "entry/exit stubs to use instead of the layout's (.asm or .o; see src/kernel_model/stubs/)", "FILE" },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o.profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
+        { "uncertainty", 'u', 0, G_OPTION_ARG_INT64, &o.uncertainty, "90 % intervals over N sampled points of the preset's open estimates (default 0: none)", "N" },
         { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print JSON", NULL },
         { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV: one row per layout, each column with its unit", NULL },
         { NULL },
@@ -155,7 +224,11 @@ int cmd_syscall(int argc, char **argv)
         "--stubs replaces the entry/exit code: copy a stub from src/kernel_model/stubs/\n"
         "(with common.inc beside it), edit it, and pass it; it must define int80_entry,\n"
         "sysenter_entry, irq_entry, ret_from_fork and cpu_data. It applies to every\n"
-        "layout given, so pass one layout with it.");
+        "layout given, so pass one layout with it.\n\n"
+        "--uncertainty N samples the estimates the calibration left open over their ranges\n"
+        "(presets/README.md; N points of a scrambled Halton design, seed 1, each moved back\n"
+        "onto the preset's fit measurements, docs/calibration.md) and prints the 90 %%\n"
+        "interval of each layout's latency and extra.");
     int rc = VMS_EXIT_USAGE;
     Preset *p = NULL;
     ProfileTable *prof = NULL;
@@ -166,9 +239,11 @@ int cmd_syscall(int argc, char **argv)
     if (!cli_parse(ctx, &argc, &argv, "syscall"))
         goto out;
     if (argc > 2 || o.count < 1 || o.warmup < 0 || o.bytes_in < 0 || o.bytes_out < 0 ||
+        o.uncertainty < 0 || o.uncertainty > 4096 ||
         o.bytes_in > (64 << 20) || o.bytes_out > (64 << 20)) {
-        fprintf(stderr, "vmsplit syscall: expected at most one NAME, --count >= 1, and byte counts "
-                        "between 0 and 64 MiB (see 'vmsplit syscall --help')\n");
+        fprintf(stderr, "vmsplit syscall: expected at most one NAME, --count >= 1, --uncertainty "
+                        "from 0 to 4096, and byte counts between 0 and 64 MiB (see 'vmsplit "
+                        "syscall --help')\n");
         goto out;
     }
     if (o.json && o.csv) {
@@ -218,6 +293,11 @@ int cmd_syscall(int argc, char **argv)
             g_clear_error(&err);
             goto out;
         }
+    if (o.uncertainty > 0 &&
+        !run_intervals(&o, p, ram, obj ? obj : o.stubs, sp, rows, n, &err)) {
+        rc = cli_fail("syscall", err);
+        goto out;
+    }
     if (o.json)
         print_json(&o, p, name, rows, n);
     else if (o.csv)

@@ -1,0 +1,60 @@
+/* vmsplit claim's private state, shared by claim.c (the workloads, the
+ * table, the CSVs and plots) and claim_statements.c (the seeds' statements
+ * as a table). Included by those two files only. */
+#ifndef VMSPLIT_REPORT_CLAIM_PRIV_H
+#define VMSPLIT_REPORT_CLAIM_PRIV_H
+
+#include "cpu/preset.h"
+#include "replay/replay.h"
+#include "report/claim.h"
+
+typedef struct {
+    const char *name;            /* "db", or a trace file name */
+    char *trace;                 /* path */
+    ReplayResult *r[2];          /* 3g1g, 4g4g */
+    bool typical;                /* the mail's "typical application workloads" */
+    bool micro;                  /* an isolated microbenchmark */
+} Workload;
+
+typedef struct {
+    const ClaimConfig *cfg;
+    Preset *p4, *skylake;
+    char *tracedir;
+    GPtrArray *wl;               /* Workload* */
+    FILE *kpti_csv;              /* the KPTI statement writes its curve here */
+    /* Uncertainty (claim_uncertainty.c): the 90 % interval of the null
+     * call's 4g4g - 3g1g extra in us, [0] int 0x80, [1] sysenter, over
+     * unc_used accepted points of unc_total. */
+    bool have_unc;
+    double extra_lo[2], extra_hi[2];
+    unsigned unc_used, unc_total;
+    /* ... and over the same points: the largest typical workload's
+     * overhead (%), and the largest microbenchmark's minus it. */
+    double typ_lo, typ_hi, micro_lo, micro_hi;
+} Claim;
+
+/* Runs the uncertainty design as a sweep into DIR/uncertainty.csv (the
+ * null call and every workload of c->wl at each point) and fills the
+ * interval fields of c. */
+bool claim_uncertainty_run(Claim *c, GError **err);
+/* The tornadoes of the null call's int 0x80 extra (DIR/tornado.csv) and of
+ * the db workload's overhead (DIR/tornado-db.csv), with tables on out. */
+bool claim_tornado(Claim *c, FILE *out, GError **err);
+
+/* Runs the jobs in parallel (cfg->jobs); the first error, prefixed with
+ * the trace and layout, in err. */
+bool claim_run_jobs(ReplayJob *jobs, size_t n, int par, GError **err);
+
+/* 4g4g over 3g1g for a workload, in percent; a replay's syscall rate. */
+double claim_overhead(const Workload *w);
+double claim_rate_of(const ReplayResult *r);
+
+/* LowTotal, mem_map, lowmem left... of a layout at ram, default map. */
+#include "kernel_model/lowmem.h"
+bool claim_lowmem_of(const char *layout, uint64_t ram, LowmemReport *r, GError **err);
+
+/* Section 2: every statement of the table, its model figure and verdict;
+ * then the counts. */
+bool claim_statements_print(Claim *c, FILE *out, GError **err);
+
+#endif
