@@ -52,7 +52,7 @@ int cmd_calibrate(int argc, char **argv)
     char *cpu = NULL, *meas = NULL, *out = NULL, *profiles = NULL;
     GOptionEntry entries[] = {
         { "cpu", 'c', 0, G_OPTION_ARG_STRING, &cpu, "CPU preset name or .ini file (default " PRESET_DEFAULT ")", "P" },
-        { "measurements", 'm', 0, G_OPTION_ARG_FILENAME, &meas, "measurement set (default validation/measurements.ini)", "FILE" },
+        { "measurements", 0, 0, G_OPTION_ARG_FILENAME, &meas, "measurement set (default validation/measurements.ini)", "FILE" },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the fitted preset here", "FITTED.ini" },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
         { NULL },

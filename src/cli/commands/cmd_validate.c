@@ -83,7 +83,7 @@ int cmd_validate(int argc, char **argv)
     gboolean json = FALSE;
     int samples = 32;
     GOptionEntry entries[] = {
-        { "measurements", 'm', 0, G_OPTION_ARG_FILENAME, &meas, "measurement set (default validation/measurements.ini)", "FILE" },
+        { "measurements", 0, 0, G_OPTION_ARG_FILENAME, &meas, "measurement set (default validation/measurements.ini)", "FILE" },
         { "cpu", 'c', 0, G_OPTION_ARG_STRING, &cpu, "use this preset file for the rows that name its preset (e.g. a freshly fitted one)", "P" },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
         { "uncertainty", 'u', 0, G_OPTION_ARG_INT, &samples, "points of the uncertainty design per preset for the 90 % intervals (default 32; 0: none)", "N" },
