@@ -60,6 +60,9 @@ struct Machine {
     uint32_t k_ret_from_fork;
     uint32_t u_int80, u_int80_done, u_sysenter, u_sysenter_done, u_work, u_work_done;
     uint32_t u_work_loop;        /* the loop head (0: user.o has no label) */
+    uint32_t u_touch[3];         /* user_touch_read/_write/_exec (0: none) */
+    MachineFaultFn fault_fn;     /* the page-fault body (NULL: faults abort) */
+    void *fault_user;
     bool ffwd;                   /* fast-forward user work (userwork.h) */
     CpuStop ff_stop;             /* why the last fast-forward run stopped */
     UserWorkSkips skips;
@@ -237,6 +240,10 @@ static bool load_user_code(Machine *m, GError **err)
         }
     if (!elfload_symbol(m->user, "user_work_loop", &m->u_work_loop))
         m->u_work_loop = 0;          /* an older user.o: no fast-forward */
+    static const char *touch[3] = { "user_touch_read", "user_touch_write", "user_touch_exec" };
+    for (int i = 0; i < 3; i++)
+        if (!elfload_symbol(m->user, touch[i], &m->u_touch[i]))
+            m->u_touch[i] = 0;       /* an older user.o: no page faults */
     return true;
 }
 
@@ -278,6 +285,11 @@ static bool build_tables(Machine *m, GError **err)
     elfload_symbol(m->stubs, "irq_entry", &irq);
     d = gate_desc(int80, 3, true);  boot_write(m, m->idt + 8 * 0x80, &d, 8);   /* set_system_gate */
     d = gate_desc(irq, 0, false);   boot_write(m, m->idt + 8 * IRQ_TIMER_VECTOR, &d, 8);
+    uint32_t pf;                    /* set_intr_gate(14, &page_fault), if the stubs have one */
+    if (elfload_symbol(m->stubs, "page_fault_entry", &pf)) {
+        d = gate_desc(pf, 0, false);
+        boot_write(m, m->idt + 8 * 14, &d, 8);
+    }
 
     boot_write32(m, m->tss + 8, KERNEL_DS);                /* ss0 */
     boot_write32(m, m->tss + 100, 104u << 16);             /* no I/O bitmap */
@@ -582,6 +594,10 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
         cpu_set_reg(cpu, REG_EAX, ret);
     } else if (val == HC_IRQ) {
         m->counts.irqs++;
+    } else if (val == HC_PAGEFAULT) {
+        m->counts.page_faults++;     /* the stub passes CR2 in ECX, the error code in EDX */
+        if (m->fault_fn)
+            m->fault_fn(m, cpu_reg(cpu, REG_ECX), cpu_reg(cpu, REG_EDX), m->fault_user);
     }
     if (m->pending >= 0 && m->pending != m->current)
         do_switch(m, m->pending);
@@ -592,6 +608,10 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
 static void on_event(Cpu *cpu, const CpuEvent *ev, void *user)
 {
     Machine *m = user;
+    /* A user-mode page fault goes to the stubs' handler when a fault body
+     * is installed (machine_set_fault_body); anything else is fatal. */
+    if (ev->kind == CPU_EV_EXCEPTION && ev->vector == 14 && ev->from_cpl == 3 && m->fault_fn)
+        return;
     if ((ev->kind == CPU_EV_EXCEPTION || ev->kind == CPU_EV_TRIPLE_FAULT) && !m->have_fault) {
         m->have_fault = true;
         m->fault = *ev;
@@ -742,6 +762,29 @@ bool machine_switch_to(Machine *m, int task, GError **err)
         return true;
     machine_request_switch(m, task);
     cpu_raise_irq(m->cpu, IRQ_TIMER_VECTOR);
+    return run_to_rest(m, err);
+}
+
+/* ---- page faults (kernel_model/usermm.h) ---- */
+
+void machine_set_fault_body(Machine *m, MachineFaultFn fn, void *user)
+{
+    m->fault_fn = fn;
+    m->fault_user = user;
+}
+
+bool machine_can_fault(const Machine *m)
+{
+    uint32_t pf;
+    return m->u_touch[0] && m->u_touch[1] && m->u_touch[2] &&
+           elfload_symbol(m->stubs, "page_fault_entry", &pf);
+}
+
+bool machine_user_touch(Machine *m, uint32_t va, MachineTouch how, GError **err)
+{
+    g_assert(cpu_cpl(m->cpu) == 3 && how <= MACHINE_TOUCH_EXEC && m->u_touch[how]);
+    cpu_set_reg(m->cpu, REG_EBX, va);
+    cpu_set_eip(m->cpu, m->u_touch[how]);
     return run_to_rest(m, err);
 }
 

@@ -175,6 +175,8 @@ bool trace_reader_next(TraceReader *r, TraceEvent *ev, GError **err);
  * caller does not ask for are read (and checked) by the next
  * trace_reader_next. */
 bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GError **err);
+/* The line of reference k of the last chunk trace_reader_refs returned. */
+uint64_t trace_reader_ref_line(const TraceReader *r, size_t k);
 /* The file's version (1 or 2). */
 int trace_reader_version(const TraceReader *r);
 /* Line number of the last line read (1-based), for the caller's messages. */

@@ -38,6 +38,7 @@ struct TraceReader {
     uint32_t refs_left;
     uint64_t refs_insns_left;
     uint64_t refs_lineno;
+    GArray *ref_lines;   /* uint64_t: line of each reference of the last chunk */
     bool running;        /* a pid runs */
     bool started;        /* an event was returned */
     uint32_t current;
@@ -219,6 +220,10 @@ static bool is_ref_line(const char *line)
 bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GError **err)
 {
     size_t k = 0;
+    if (!r->ref_lines)
+        r->ref_lines = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    g_array_set_size(r->ref_lines, MIN(max, (size_t)r->refs_left));
+    uint64_t *lines = (uint64_t *)(void *)r->ref_lines->data;
     while (k < max && r->refs_left) {
         GError *e = NULL;
         size_t len;
@@ -240,6 +245,7 @@ bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GEr
         TraceRef *ref = &buf[k];
         if (!trace_parse_ref(line, ref, linereader_path(r->lines), no, err))
             return false;
+        lines[k] = no;
         if (ref->kind == TRACE_REF_FETCH) {
             if (ref->n > r->refs_insns_left) {
                 set_parse_error(err, r, no, "instruction counts of the i lines that add up to "
@@ -264,6 +270,12 @@ bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GEr
 }
 
 int trace_reader_version(const TraceReader *r) { return r->version; }
+
+uint64_t trace_reader_ref_line(const TraceReader *r, size_t k)
+{
+    g_assert(r->ref_lines && k < r->ref_lines->len);
+    return g_array_index(r->ref_lines, uint64_t, k);
+}
 
 /* The reference lines of the last refs event the caller did not read. */
 static bool skip_refs(TraceReader *r, GError **err)
@@ -332,6 +344,8 @@ void trace_reader_close(TraceReader *r)
         return;
     linereader_close(r->lines);
     trace_header_free(r->header);
+    if (r->ref_lines)
+        g_array_free(r->ref_lines, TRUE);
     g_free(r->pending);
     g_free(r);
 }

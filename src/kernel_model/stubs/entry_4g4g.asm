@@ -67,6 +67,14 @@ irq_entry:
     SWITCH_KERNELSPACE
     jmp irq_call
 
+; The page fault from user mode (the patch's error_code path has the same
+; __SWITCH_KERNELSPACE as system_call): a CR3 write in, one out.
+global page_fault_entry
+page_fault_entry:
+    SAVE_ALL
+    SWITCH_KERNELSPACE
+    jmp fault_call
+
 ret_from_fork:                      ; a new task's first return to user mode
 restore_all:
     SWITCH_USERSPACE
@@ -97,6 +105,10 @@ sysenter_call:
 irq_call:
     CALL_IRQ
     CONTEXT_SWITCH 0, restore_all
+    jmp restore_all
+
+fault_call:
+    CALL_FAULT
     jmp restore_all
 
 section .entry_data progbits alloc noexec write align=32
