@@ -351,6 +351,11 @@ static uint64_t user_misses(const ReplayResult *r)
     return n;
 }
 
+static uint64_t user_lookups(const ReplayResult *r, Access a)
+{
+    return replay_tlb(r)->lookups[a][TLB_PRIV_USER];
+}
+
 START_TEST(test_merged_unmerged)
 {
     g_autofree char *ts = stream(false), *tm = stream(true);
@@ -362,6 +367,8 @@ START_TEST(test_merged_unmerged)
         ck_assert_uint_lt(rb->lines * 2, ra->lines);            /* merging did merge */
         ck_assert_uint_eq(ra->refs, rb->refs);
         ck_assert_uint_eq(user_misses(a), user_misses(b));
+        for (int acc = 0; acc < TLB_NACCESS; acc++)   /* every reference a lookup */
+            ck_assert_uint_eq(user_lookups(a, (Access)acc), user_lookups(b, (Access)acc));
         ck_assert_uint_eq(replay_totals(a)->walks, replay_totals(b)->walks);
         double dw = (double)replay_totals(a)->walk_cycles - (double)replay_totals(b)->walk_cycles;
         double dc = (double)ra->cycles - (double)rb->cycles;
