@@ -311,18 +311,34 @@ static void mm_release(UserMm *um, Mm *mm, int task)
 }
 
 /* A CR3 reload of the current page table: __flush_tlb(), charged as the
- * core charges MOV from and to CR3 (as body.c's flush_mm). */
+ * core charges MOV from and to CR3 (as body.c's flush_mm). With PCID a CR3
+ * write keeps the entries (mmu.h), so the current PCID is flushed instead
+ * (INVPCID single-context; estimate: charged as a MOV to CR3). */
 static void flush_tlb(UserMm *um, uint64_t *count)
 {
     Mmu *mmu = machine_mmu(um->m);
     Cpu *cpu = machine_cpu(um->m);
     uint64_t c0 = cpu_cycles(cpu);
-    MmuFault f;
-    bool ok = mmu_write_cr3(mmu, mmu_cr3(mmu), &f);
-    g_assert(ok);
+    if (machine_layout(um->m)->pcid) {
+        mmu_flush_pcid(mmu, mmu_pcid(mmu));
+    } else {
+        MmuFault f;
+        bool ok = mmu_write_cr3(mmu, mmu_cr3(mmu), &f);
+        g_assert(ok);
+    }
     machine_charge(um->m, (uint64_t)um->cost->alu + um->cost->mov_cr3, 2);
     um->st.flush_cycles += cpu_cycles(cpu) - c0;
     (*count)++;
+}
+
+/* After munmap, mprotect or a shrinking brk took pages away or write
+ * access from them: their syscall ended with __flush_tlb() (body.c), which
+ * under PCID keeps the entries; flush the current PCID then, as Linux's
+ * flush_tlb_mm_range does with PCID. */
+static void flush_if_pcid(UserMm *um, int task, uint64_t changed)
+{
+    if (changed && machine_layout(um->m)->pcid && task == machine_current(um->m))
+        flush_tlb(um, &um->st.pcid_flushes);
 }
 
 void usermm_exec(UserMm *um, int task)
@@ -490,7 +506,7 @@ bool usermm_mmap(UserMm *um, int task, uint64_t addr, uint64_t len, uint8_t prot
     if (!range_of(addr, len, &s, &e, err))
         return false;
     Mm *mm = mm_of(um, task);
-    drop_pages(um, mm, s, e);        /* MAP_FIXED over old pages */
+    flush_if_pcid(um, task, drop_pages(um, mm, s, e));   /* MAP_FIXED over old pages */
     carve(mm, s, e);
     if (s < e)
         insert_region(mm, (Region){ s, e, prot, flags });
@@ -503,7 +519,7 @@ bool usermm_munmap(UserMm *um, int task, uint64_t addr, uint64_t len, GError **e
     if (!range_of(addr, len, &s, &e, err))
         return false;
     Mm *mm = mm_of(um, task);
-    drop_pages(um, mm, s, e);
+    flush_if_pcid(um, task, drop_pages(um, mm, s, e));
     carve(mm, s, e);
     return true;
 }
@@ -541,6 +557,7 @@ bool usermm_mprotect(UserMm *um, int task, uint64_t addr, uint64_t len, uint8_t 
     }
     carve(mm, s, e);
     bool ok = true;
+    uint64_t changed = 0;
     for (guint i = 0; i < pieces->len && ok; i++) {
         Region *r = &g_array_index(pieces, Region, i);
         insert_region(mm, *r);
@@ -554,10 +571,12 @@ bool usermm_mprotect(UserMm *um, int task, uint64_t addr, uint64_t len, uint8_t 
             uint64_t pte = read_pte(um, g_array_index(mm->tasks, int, 0), va);
             pte = ns == UPAGE_RW ? pte | PAE_RW : pte & ~(uint64_t)PAE_RW;
             ok = set_pte_others(um, mm, -1, va, pte, err);
+            changed += ns != UPAGE_RW;
             set_state(mm, va, ns);
         }
     }
     g_array_free(pieces, TRUE);
+    flush_if_pcid(um, task, changed);
     return ok;
 }
 
@@ -576,7 +595,7 @@ bool usermm_brk(UserMm *um, int task, uint64_t addr, GError **err)
     uint32_t old_end = page_down((uint64_t)mm->brk_end + PAGE_SIZE - 1);
     uint32_t new_end = MAX(base, page_down(addr + PAGE_SIZE - 1));
     if (new_end < old_end)
-        drop_pages(um, mm, new_end, old_end);
+        flush_if_pcid(um, task, drop_pages(um, mm, new_end, old_end));
     carve(mm, base, MAX(old_end, new_end));
     if (base < new_end)
         insert_region(mm, (Region){ base, new_end, 0x3, MAP_ANON_F });

@@ -66,6 +66,7 @@ typedef struct {
     uint64_t insns;                  /* instructions of the faults' runs */
     uint64_t fork_flushes;           /* CR3 reloads after fork write-protected pages */
     uint64_t exec_flushes;           /* CR3 reloads after an exec dropped pages */
+    uint64_t pcid_flushes;           /* PCID flushes after munmap/mprotect/brk (kpti-pcid) */
     uint64_t flush_cycles;
     uint64_t collisions;             /* first touches of a page the machine maps itself */
     uint64_t pages_mapped, pages_peak;

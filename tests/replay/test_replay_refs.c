@@ -175,6 +175,91 @@ START_TEST(test_read_then_write)
 }
 END_TEST
 
+/* munmap, mmap again, brk, mprotect there and back, a thread sharing the
+ * address space, an exec that leaves it: each comment says the fault the
+ * next reference takes. */
+static const char mm_events[] =
+    "#vmsplit-trace 2\n"
+    "1 mmap 0x10000000 8192 r-x\n"
+    "1 mmap 0x3fff0000 65536 rw- anon\n"
+    "1 mmap 0x30000000 16384 rw- anon\n"
+    "1 refs 4 3\n"
+    "i 0x10000000 4\n"
+    "w 0x30000000 4\n"
+    "w 0x30001000 4\n"
+    "1 sys munmap 0 req=4096\n"
+    "1 munmap 0x30001000 4096\n"
+    "1 sys mmap 805310464 req=4096\n"
+    "1 mmap 0x30001000 4096 rw- anon\n"
+    "1 refs 4 3\n"
+    "i 0x10000000 4\n"
+    "w 0x30000000 4\n"
+    "r 0x30001000 4\n"
+    "1 sys brk 805339136\n"
+    "1 brk 0x30008000\n"
+    "1 sys brk 805347328\n"
+    "1 brk 0x3000a000\n"
+    "1 refs 2 2\n"
+    "i 0x10000000 2\n"
+    "w 0x30009000 4\n"
+    "1 sys mprotect 0 req=4096\n"
+    "1 mprotect 0x30000000 4096 r--\n"
+    "1 sys mprotect 0 req=4096\n"
+    "1 mprotect 0x30000000 4096 rw-\n"
+    "1 refs 2 2\n"
+    "i 0x10000000 2\n"
+    "w 0x30000000 4\n"
+    "1 sys clone 2\n"
+    "1 fork 2 shared\n"
+    "2 switch\n"
+    "2 refs 2 3\n"
+    "i 0x10001000 2\n"
+    "w 0x30002000 4\n"
+    "w 0x30000010 4\n"
+    "1 switch\n"
+    "1 refs 1 2\n"
+    "i 0x10000000 1\n"
+    "r 0x30002000 4\n"
+    "1 sys execve 0\n"
+    "1 exec \"/bin/true\"\n"
+    "1 mmap 0x10000000 4096 r-x\n"
+    "1 mmap 0x3fff0000 65536 rw- anon\n"
+    "1 refs 1 2\n"
+    "i 0x10000000 1\n"
+    "w 0x3fffff00 4\n"
+    "1 sys exit_group ?\n"
+    "1 exit 0\n"
+    "2 switch\n"
+    "2 refs 1 2\n"
+    "i 0x10001000 1\n"
+    "r 0x30002000 4\n"
+    "2 sys exit_group ?\n"
+    "2 exit 0\n"
+;
+
+START_TEST(test_mm_events)
+{
+    /* file: code page, the thread's code page, the new program's code
+     * page; demand-zero: two data pages, the brk page, the thread's page,
+     * the new program's stack; anon-read: the page mapped again after its
+     * munmap, read; cow-reuse: the page made writable again by mprotect. */
+    g_autofree char *path = write_trace("mm.vmt", mm_events);
+    static const char *layouts[] = { "3g1g", "1g3g", "4g4g", "kpti", "kpti-pcid" };
+    for (int i = 0; i < 5; i++) {
+        ReplayResult *r = replay_ok(path, layouts[i]);
+        const UserMmStats *f = &replay_refs(r)->faults;
+        ck_assert_uint_eq(f->count[UFAULT_FILE], 3);
+        ck_assert_uint_eq(f->count[UFAULT_DEMAND_ZERO], 5);
+        ck_assert_uint_eq(f->count[UFAULT_ANON_READ], 1);
+        ck_assert_uint_eq(f->count[UFAULT_COW_REUSE], 1);
+        ck_assert_uint_eq(f->count[UFAULT_COW_COPY], 0);
+        ck_assert_uint_eq(f->exec_flushes, 1);
+        ck_assert_uint_eq(f->pages_mapped, 0);    /* every page released at the exits */
+        replay_result_free(r);
+    }
+}
+END_TEST
+
 typedef struct {
     const char *refs;
     unsigned line;
@@ -401,6 +486,7 @@ int main(void)
     tcase_add_test(tc, test_pattern);
     tcase_add_test(tc, test_fork_cow);
     tcase_add_test(tc, test_read_then_write);
+    tcase_add_test(tc, test_mm_events);
     tcase_add_loop_test(tc, test_bad_refs, 0, G_N_ELEMENTS(bad_refs));
     tcase_add_test(tc, test_merged_unmerged);
     suite_add_tcase(s, tc);
