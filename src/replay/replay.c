@@ -102,6 +102,18 @@ static void charge_task(Replay *r, Proc *p)
     lowmem_charge(r->low, p->tables, LOWMEM_REASON_PAGE_TABLES);
 }
 
+/* Version 2: page tables that page faults and fork's copies added since
+ * the task was charged. */
+static void recharge_tables(Replay *r, Proc *p)
+{
+    ProcSpace *ps = machine_task_space(r->m, p->task);
+    uint64_t now = (uint64_t)pspace_table_pages(ps) * PAGE_SIZE + THREAD_SIZE;
+    if (now > p->tables) {
+        lowmem_charge(r->low, now - p->tables, LOWMEM_REASON_PAGE_TABLES);
+        p->tables = now;
+    }
+}
+
 static Proc *proc_new(Replay *r, uint32_t pid, int task)
 {
     Proc *p = g_new0(Proc, 1);
@@ -302,11 +314,13 @@ static bool do_switch(Replay *r, uint32_t pid, GError **err)
  * reference lines read from tr. */
 static bool do_refs(Replay *r, TraceReader *tr, const TraceEvent *ev, GError **err)
 {
-    if (!proc_get(r, ev->pid, err))
+    Proc *p = proc_get(r, ev->pid, err);
+    if (!p)
         return false;
     uint64_t c0 = r->refs.cycles;
     if (!replay_refs_run(r->m, r->um, tr, ev, &r->refs, err))
         return false;
+    recharge_tables(r, p);
     r->res->t.user_cycles += r->refs.cycles - c0;
     r->res->t.user_insns += ev->u.refs.insns;
     return true;
@@ -378,10 +392,14 @@ static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bo
             return false;
         if (proc_of(r, ev->u.fork.child))
             proc_forget(r, ev->u.fork.child);
-        proc_new(r, ev->u.fork.child, t);
+        Proc *child = proc_new(r, ev->u.fork.child, t);
         r->res->t.forks++;
-        return !r->um || usermm_fork(r->um, proc_of(r, ev->pid)->task, t,
-                                     ev->u.fork.shared_vm, err);
+        if (!r->um)
+            return true;
+        if (!usermm_fork(r->um, proc_of(r, ev->pid)->task, t, ev->u.fork.shared_vm, err))
+            return false;
+        recharge_tables(r, child);
+        return true;
     }
     case TRACE_EV_EXIT: {
         Proc *p = proc_of(r, ev->pid);
