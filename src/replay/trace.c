@@ -854,6 +854,66 @@ size_t trace_format_event(const TraceEvent *ev, char *buf)
     return (size_t)(p - buf);
 }
 
+/* The reader's fast path for a reference line of len bytes: the common
+ * spellings only (single blanks, lower-case 0x addresses, decimal counts),
+ * with every check trace_parse_ref makes; false for anything else, which
+ * the reader then hands to trace_parse_ref for its message (or, if that
+ * accepts it, to its own NUL check). The line ends exactly at len, so a
+ * NUL byte inside it fails here. */
+static inline bool dec_field(const char **pp, const char *end, uint64_t *v)
+{
+    const char *p = *pp;
+    uint64_t x = 0;
+    const char *start = p;
+    while (p < end && (unsigned)(*p - '0') <= 9 && p - start < 12)
+        x = x * 10 + (uint64_t)(*p++ - '0');
+    if (p == start || p - start >= 12)
+        return false;
+    *v = x;
+    *pp = p;
+    return true;
+}
+
+bool trace_parse_ref_fast(const char *line, size_t len, TraceRef *ref)
+{
+    const char *p = line, *end = line + len;
+    if (len < 5 || p[1] != ' ' || p[2] != '0' || p[3] != 'x')
+        return false;
+    const char *k = memchr(ref_letters, p[0], TRACE_REF_KINDS);
+    if (!k)
+        return false;
+    p += 4;
+    uint64_t a = 0, v, n = 1;
+    bool third = false;
+    const char *h = p;
+    for (unsigned d; p < end && (d = digit_value(*p, 16)) < 16 && p - h < 9; p++)
+        a = a * 16 + d;
+    if (p == h || p - h > 8 || p >= end || *p++ != ' ' || !dec_field(&p, end, &v))
+        return false;
+    if (p < end) {
+        if (*p++ != ' ' || !dec_field(&p, end, &n))
+            return false;
+        third = true;
+    }
+    if (p != end)
+        return false;
+    ref->kind = (uint8_t)(k - ref_letters);
+    ref->addr = (uint32_t)a;
+    if (ref->kind == TRACE_REF_FETCH) {
+        if (third || !v || v > UINT32_MAX)    /* i takes one count, N */
+            return false;
+        ref->n = (uint32_t)v;
+        ref->size = 0;
+        return true;
+    }
+    if (!v || v > TRACE_REF_SIZE_MAX || !n || n > UINT32_MAX)
+        return false;
+    ref->size = (uint8_t)v;
+    ref->n = (uint32_t)n;
+    uint32_t off = ref->addr & 4095u;
+    return off + ref->size <= 4096u && (ref->n == 1 || (ref->addr & 63u) + ref->size <= 64u);
+}
+
 size_t trace_format_ref(const TraceRef *ref, char *buf)
 {
     g_assert(ref->kind < TRACE_REF_KINDS);

@@ -125,6 +125,10 @@ typedef struct {
 /* Parses one reference line (no newline); name/lineno label the error. */
 bool trace_parse_ref(const char *line, TraceRef *ref, const char *name, uint64_t lineno,
                      GError **err);
+/* The same for a line of len bytes in the common spelling (what the
+ * writer writes), without a message: false for anything else, including
+ * every line trace_parse_ref rejects. The reader tries it first. */
+bool trace_parse_ref_fast(const char *line, size_t len, TraceRef *ref);
 /* Its canonical line into buf (TRACE_LINE_MAX bytes); returns the length. */
 size_t trace_format_ref(const TraceRef *ref, char *buf);
 

@@ -217,6 +217,53 @@ static bool is_ref_line(const char *line)
            (line[1] == ' ' || line[1] == '\t');
 }
 
+/* The next reference line of the block into *ref (its number in *no):
+ * the fast path for a line in the writer's spelling, else the general
+ * one (comments, blank lines, other spellings, and every error). */
+static bool next_ref(TraceReader *r, TraceRef *ref, uint64_t *no, GError **err)
+{
+    size_t len;
+    char *line;
+    GError *e = NULL;
+    if (!linereader_next(r->lines, &line, &len, &e)) {
+        if (e) {
+            g_propagate_error(err, e);
+            return false;
+        }
+        line = NULL;
+    }
+    *no = linereader_lineno(r->lines);
+    if (line && trace_parse_ref_fast(line, len, ref))
+        return true;
+    while (line) {                  /* comments and blank lines are allowed */
+        if (memchr(line, '\0', len))
+            return set_parse_error(err, r, *no, "NUL byte in line (expected text)");
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '\0' && *p != '#')
+            break;
+        if (!linereader_next(r->lines, &line, &len, &e)) {
+            if (e) {
+                g_propagate_error(err, e);
+                return false;
+            }
+            line = NULL;
+        }
+        *no = linereader_lineno(r->lines);
+    }
+    if (!line || !is_ref_line(line)) {
+        char *msg = g_strdup_printf(
+            "expected %u more reference line(s) (i/r/w/m ADDR ...) of the refs event at "
+            "line %" G_GUINT64_FORMAT ", got %s%.40s%s", r->refs_left, r->refs_lineno,
+            line ? "'" : "the end of the file", line ? line : "", line ? "'" : "");
+        set_parse_error(err, r, line ? *no : r->refs_lineno, msg);
+        g_free(msg);
+        return false;
+    }
+    return trace_parse_ref(line, ref, linereader_path(r->lines), *no, err);
+}
+
 bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GError **err)
 {
     size_t k = 0;
@@ -225,25 +272,9 @@ bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GEr
     g_array_set_size(r->ref_lines, MIN(max, (size_t)r->refs_left));
     uint64_t *lines = (uint64_t *)(void *)r->ref_lines->data;
     while (k < max && r->refs_left) {
-        GError *e = NULL;
-        size_t len;
-        char *line = next_line(r, &len, &e);
-        uint64_t no = linereader_lineno(r->lines);
-        if (!line || !is_ref_line(line)) {
-            if (e) {
-                g_propagate_error(err, e);
-                return false;
-            }
-            char *msg = g_strdup_printf(
-                "expected %u more reference line(s) (i/r/w/m ADDR ...) of the refs event at "
-                "line %" G_GUINT64_FORMAT ", got %s%.40s%s", r->refs_left, r->refs_lineno,
-                line ? "'" : "the end of the file", line ? line : "", line ? "'" : "");
-            set_parse_error(err, r, line ? no : r->refs_lineno, msg);
-            g_free(msg);
-            return false;
-        }
         TraceRef *ref = &buf[k];
-        if (!trace_parse_ref(line, ref, linereader_path(r->lines), no, err))
+        uint64_t no;
+        if (!next_ref(r, ref, &no, err))
             return false;
         lines[k] = no;
         if (ref->kind == TRACE_REF_FETCH) {

@@ -208,6 +208,68 @@ START_TEST(test_v2_errors)
 }
 END_TEST
 
+/* The reader's fast path (trace_parse_ref_fast) against trace_parse_ref:
+ * every canonical line (random references, formatted by the writer's
+ * function) takes the fast path and reads the same; hand-picked edge
+ * lines and random one-byte mutations of canonical lines are accepted by
+ * the fast path only if trace_parse_ref accepts them with the same
+ * reference. */
+static void check_agree(const char *text, size_t len)
+{
+    TraceRef a, b;
+    char line[64];
+    memcpy(line, text, len);         /* the reader's line: len bytes, then NUL */
+    line[len] = '\0';
+    if (!trace_parse_ref_fast(line, len, &a))
+        return;
+    GError *err = NULL;
+    ck_assert_msg(strlen(line) == len && trace_parse_ref(line, &b, "x", 1, &err),
+                  "fast path accepted '%s' (%s)", line, err ? err->message : "NUL");
+    ck_assert_msg(ref_eq(&a, &b), "'%s' read differently", line);
+}
+
+START_TEST(test_fast_path_agrees)
+{
+    static const char *edge[] = {
+        "i 0x1000 5 1", "r 0x1000 0", "r 0x1000 65", "r 0x1ffe 4", "r 0x103e 4 2",
+        "r 0x103e 4 1", "i 0x1000 4294967296", "i 0x1000 4294967295", "r 0xffffffff 1",
+        "r 0x100000000 1", "w 0x10 4 0", "m 0x10 64", "m 0x11 64", "r 0x1000 4 ", "r  0x1000 4",
+        "R 0x1000 4", "r 0x1000 04", "r 0x 4", "r 0x1000", "i 0x1000", "x 0x1000 4",
+        "r 0x0000000001000 4", "r 0xABC 4", "r 4096 4", "w 0x3c 4 3", "w 0x3d 4 3",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(edge); i++)
+        check_agree(edge[i], strlen(edge[i]));
+    uint32_t x = 7;
+    char line[64];
+    for (int i = 0; i < 20000; i++) {
+        x = x * 1103515245u + 12345u;
+        TraceRef r = { .addr = x, .kind = (uint8_t)(x >> 28) % TRACE_REF_KINDS };
+        x = x * 1103515245u + 12345u;
+        r.n = x % 4 == 0 ? x : 1 + x % 5;
+        if (r.kind != TRACE_REF_FETCH) {
+            r.size = (uint8_t)(1 + (x >> 8) % 64);
+            r.addr &= ~63u;                      /* a run stays in its line */
+            if (r.n > 1 && r.size > 8)
+                r.size = 8;
+            r.n = r.n ? r.n : 1;
+        }
+        r.n = r.n ? r.n : 1;
+        size_t len = trace_format_ref(&r, line);
+        TraceRef got;
+        ck_assert_msg(trace_parse_ref_fast(line, len, &got) && ref_eq(&got, &r),
+                      "canonical '%s' missed the fast path", line);
+        check_agree(line, len);
+        /* one byte changed, or the line cut */
+        x = x * 1103515245u + 12345u;
+        char mut[64];
+        memcpy(mut, line, len + 1);
+        mut[x % len] = " 0x19afgi\t-\0"[(x >> 16) % 13];
+        check_agree(mut, len);
+        check_agree(line, x % len);
+    }
+}
+END_TEST
+
 static void setup(void) { tmpdir = test_tmpdir_new(); }
 static void teardown(void) { test_tmpdir_free(tmpdir); }
 
@@ -219,6 +281,7 @@ int main(void)
     tcase_add_test(tc, test_v2_round_trip);
     tcase_add_test(tc, test_v2_skip_refs);
     tcase_add_test(tc, test_v1_unchanged);
+    tcase_add_test(tc, test_fast_path_agrees);
     tcase_add_loop_test(tc, test_v2_errors, 0, G_N_ELEMENTS(bad_cases));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
