@@ -559,7 +559,7 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
         !(tr = trace_reader_open(trace, err)))
         goto out;
     r.cpu = machine_cpu(r.m);
-    if (trace_reader_version(tr) >= 2 && !(r.um = usermm_new(r.m, NULL, err)))
+    if (trace_reader_version(tr) >= 2 && !(r.um = usermm_new(r.m, cfg->fault_profiles, err)))
         goto out;
     res->refs.has_refs = r.um != NULL;
     machine_set_fast_forward(r.m, !cfg->no_fast_forward);

@@ -48,6 +48,7 @@ typedef struct {
     uint64_t ram;                /* installed RAM, bytes */
     bool sysenter;               /* enter with sysenter instead of int 0x80 */
     const char *profiles;        /* syscall profile table; NULL: bundled */
+    const char *fault_profiles;  /* page-fault profiles (v2 traces); NULL: bundled faults.ini */
     const char *stubs;           /* entry/exit stubs; NULL: the layout's */
     uint32_t struct_page;        /* lowmem model; 0: its default */
     bool progress;               /* a progress line on stderr */
