@@ -63,6 +63,8 @@ typedef struct {
 /* The fault the next touch raises, worked out before it (usermm_fault_in). */
 typedef struct {
     bool armed;
+    uint32_t va;                     /* the touched address: CR2 */
+    uint32_t error_code;             /* what the CPU must push (SDM Vol. 3A §4.7) */
     uint32_t page;
     UserFaultKind kind;
     uint8_t new_state;
@@ -671,12 +673,14 @@ static void copy_frame(UserMm *um, uint64_t from, uint64_t to)
 
 static void fault_body(Machine *m, uint32_t cr2, uint32_t error_code, void *user)
 {
-    (void)error_code;
     UserMm *um = user;
     FaultPlan *p = &um->plan;
     if (!p->armed || page_down(cr2) != p->page)
         return;                      /* not the planned fault: the retry faults again */
     p->armed = false;
+    /* What the stub passed must be what the CPU reported for this touch. */
+    if (cr2 != p->va || error_code != p->error_code)
+        um->st.bad_fault_info++;
     int task = machine_current(m);
     Mm *mm = um->task_mm[task];
     const FaultProfile *fp = &um->prof[p->kind];
@@ -812,6 +816,14 @@ bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, GError **err)
     /* A fetch touch calls the page: only a file page holds RETs. */
     if (how == MACHINE_TOUCH_EXEC && p->kind != UFAULT_FILE)
         how = MACHINE_TOUCH_READ;
+    /* The error code (SDM Vol. 3A §4.7): P for a protection fault (a write
+     * to a present read-only page), W/R, U/S = 1, I/D for a fetch when
+     * EFER.NXE is set. */
+    p->va = va;
+    p->error_code = (p->old_frame || p->kind == UFAULT_COW_REUSE ? 1u : 0u) |
+                    (how == MACHINE_TOUCH_WRITE ? 2u : 0u) | 4u |
+                    (how == MACHINE_TOUCH_EXEC && (mmu_efer(machine_mmu(m)) & (1ull << 11))
+                         ? 0x10u : 0u);
     UserFaultKind kind = p->kind;
     Cpu *cpu = machine_cpu(m);
     uint64_t c0 = cpu_cycles(cpu), i0 = cpu_insns(cpu);

@@ -70,6 +70,8 @@ typedef struct {
     uint64_t flush_cycles;
     uint64_t collisions;             /* first touches of a page the machine maps itself */
     uint64_t pages_mapped, pages_peak;
+    uint64_t bad_fault_info;         /* faults whose CR2 or error code, as the stub
+                                      * passed them, differ from the touch's (0) */
 } UserMmStats;
 
 /* Page states, per 4 KiB page, kept beside the page tables so that the

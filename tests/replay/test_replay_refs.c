@@ -97,6 +97,7 @@ START_TEST(test_pattern)
         ck_assert_uint_eq(f->count[UFAULT_FILE], 1);
         ck_assert_uint_eq(f->count[UFAULT_ANON_READ] + f->count[UFAULT_COW_COPY] +
                               f->count[UFAULT_COW_REUSE], 0);
+        ck_assert_uint_eq(f->bad_fault_info, 0);
         ck_assert_uint_eq(replay_totals(b)->syscalls, R);
         ck_assert_uint_eq(replay_refs(b)->insns, 100 * R);
         ck_assert_uint_eq(replay_refs(b)->refs, (100 + N) * R);
@@ -151,6 +152,7 @@ START_TEST(test_fork_cow)
         ck_assert_uint_eq(f->count[UFAULT_FILE], 1);              /* the child inherits it */
         ck_assert_uint_eq(f->count[UFAULT_ANON_READ], 0);
         ck_assert_uint_eq(f->fork_flushes, 1);
+        ck_assert_uint_eq(f->bad_fault_info, 0);   /* CR2 and error codes as the SDM says */
         ck_assert_uint_eq(replay_totals(r)->syscalls, 3);
         replay_result_free(r);
     }
@@ -254,6 +256,7 @@ START_TEST(test_mm_events)
         ck_assert_uint_eq(f->count[UFAULT_COW_REUSE], 1);
         ck_assert_uint_eq(f->count[UFAULT_COW_COPY], 0);
         ck_assert_uint_eq(f->exec_flushes, 1);
+        ck_assert_uint_eq(f->bad_fault_info, 0);
         ck_assert_uint_eq(f->pages_mapped, 0);    /* every page released at the exits */
         replay_result_free(r);
     }
