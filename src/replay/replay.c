@@ -280,6 +280,10 @@ static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, bool flus
     SyscallCost c;
     if (!measure_syscall(r->m, r->kb, &call, &c, err))
         return false;
+    if (switch_to < 0 && ev->u.sys.ret_known) {   /* what the program sees in EAX */
+        r->res->refs.results_checked++;
+        r->res->refs.results_wrong += cpu_reg(r->cpu, REG_EAX) != (uint32_t)ev->u.sys.ret;
+    }
     ReplaySyscall *s = sys_entry(r, slot);
     syscall_cost_add(&s->sum, &c);
     lhist_add(&s->hist, c.cycles);

@@ -140,6 +140,10 @@ typedef struct {
     uint64_t walk_cycles;        /* of those: TLB refills */
     uint64_t collisions;
     UserMmStats faults;
+    /* Every syscall that returned to its own task: the EAX the program saw
+     * against the trace's return value (kept for every trace, shown by
+     * no output; the tests check it). */
+    uint64_t results_checked, results_wrong;
 } ReplayRefs;
 const ReplayRefs *replay_refs(const ReplayResult *r);
 /* Cycles of page faults: every fault's run plus the TLB flushes forks and

@@ -99,6 +99,8 @@ START_TEST(test_pattern)
                               f->count[UFAULT_COW_REUSE], 0);
         ck_assert_uint_eq(f->bad_fault_info, 0);
         ck_assert_uint_eq(replay_totals(b)->syscalls, R);
+        ck_assert_uint_eq(replay_refs(b)->results_checked, R);   /* getppid's 1 in EAX */
+        ck_assert_uint_eq(replay_refs(b)->results_wrong, 0);
         ck_assert_uint_eq(replay_refs(b)->insns, 100 * R);
         ck_assert_uint_eq(replay_refs(b)->refs, (100 + N) * R);
         /* the breakdown still adds up to the total */
@@ -154,6 +156,8 @@ START_TEST(test_fork_cow)
         ck_assert_uint_eq(f->fork_flushes, 1);
         ck_assert_uint_eq(f->bad_fault_info, 0);   /* CR2 and error codes as the SDM says */
         ck_assert_uint_eq(replay_totals(r)->syscalls, 3);
+        ck_assert_uint_eq(replay_refs(r)->results_checked, 2);   /* exit_group's is '?' */
+        ck_assert_uint_eq(replay_refs(r)->results_wrong, 0);
         replay_result_free(r);
     }
 }
