@@ -70,6 +70,7 @@ typedef struct {
     uint8_t new_state;
     bool writable;                   /* PTE R/W */
     uint64_t old_frame;              /* COW source (0: the page-cache frame) */
+    uint64_t new_frame;              /* allocated before the touch (0: none needed) */
 } FaultPlan;
 
 struct UserMm {
@@ -705,16 +706,16 @@ static void fault_body(Machine *m, uint32_t cr2, uint32_t error_code, void *user
         frame = um->zero_frame;
         break;
     case UFAULT_DEMAND_ZERO:
-        frame = kspace_alloc_user_frame(um->ks, NULL);
+        frame = p->new_frame;
         clear_frame(um, frame);
         invlpg = p->old_frame != 0;  /* it mapped the zero page */
         break;
     case UFAULT_FILE:
-        frame = kspace_alloc_user_frame(um->ks, NULL);
+        frame = p->new_frame;
         physmem_write(um->pm, frame, ret_page, PAGE_SIZE);  /* the file's bytes, read before */
         break;
     case UFAULT_COW_COPY:
-        frame = kspace_alloc_user_frame(um->ks, NULL);
+        frame = p->new_frame;
         copy_frame(um, p->old_frame ? p->old_frame : um->cache_frame, frame);
         invlpg = p->old_frame != 0;
         if (p->old_frame)
@@ -800,6 +801,18 @@ static bool plan_fault(UserMm *um, Mm *mm, uint32_t va, MachineTouch how, FaultP
         return true;                 /* present enough: no fault */
     }
     p->writable = p->new_state == UPAGE_RW;
+    /* The frame the body will map, taken now so that running out of
+     * simulated memory is an error here rather than in the body. */
+    if (p->kind == UFAULT_DEMAND_ZERO || p->kind == UFAULT_FILE || p->kind == UFAULT_COW_COPY) {
+        GError *e = NULL;
+        if (!(p->new_frame = kspace_alloc_user_frame(um->ks, &e))) {
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+                        "page fault at 0x%08x: no frame left for the program (%s)", va,
+                        e ? e->message : "out of memory");
+            g_clear_error(&e);
+            return false;
+        }
+    }
     p->armed = true;
     return true;
 }
@@ -828,10 +841,16 @@ bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, GError **err)
     Cpu *cpu = machine_cpu(m);
     uint64_t c0 = cpu_cycles(cpu), i0 = cpu_insns(cpu);
     uint64_t w0 = mmu_stats(machine_mmu(m))->walk_cycles;
-    if (!machine_user_touch(m, va, how, err))
+    if (!machine_user_touch(m, va, how, err)) {
+        if (p->armed && p->new_frame)
+            kspace_free_frame(um->ks, p->new_frame);
+        p->armed = false;
         return false;
+    }
     if (p->armed) {                  /* no fault came: the TLB still maps the page */
         p->armed = false;
+        if (p->new_frame)
+            kspace_free_frame(um->ks, p->new_frame);
         g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED,
                     "the first touch of 0x%08x raised no page fault (a stale TLB entry?)", va);
         return false;
