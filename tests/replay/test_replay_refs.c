@@ -19,6 +19,8 @@
  *    misses and walk cycles, and cycles within 1 %. */
 #include <check.h>
 #include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/preset.h"
@@ -267,6 +269,41 @@ START_TEST(test_mm_events)
 }
 END_TEST
 
+/* The outputs: a version-2 replay's JSON and CSV carry the faults by kind
+ * (the pattern's N demand-zero faults), a version-1 replay's do not. */
+START_TEST(test_outputs)
+{
+    g_autofree char *t2 = pattern(8, 2);
+    g_autofree char *p2 = write_trace("out2.vmt", t2);
+    g_autofree char *p1 = write_trace("out1.vmt", "#vmsplit-trace 1\n1 user 100 4 hot\n"
+                                                  "1 sys getppid 1\n");
+    for (int v = 1; v <= 2; v++) {
+        ReplayResult *r = replay_ok(v == 2 ? p2 : p1, "4g4g");
+        JsonBuilder *b = json_builder_new();
+        replay_to_json(r, b);
+        JsonNode *root = json_builder_get_root(b);
+        JsonObject *o = json_node_get_object(root);
+        ck_assert_int_eq(json_object_has_member(o, "page_faults"), v == 2);
+        ck_assert_int_eq(json_object_has_member(o, "refs"), v == 2);
+        if (v == 2) {
+            JsonObject *dz = json_object_get_object_member(
+                json_object_get_object_member(o, "page_faults"), "demand-zero");
+            ck_assert_int_eq(json_object_get_int_member(dz, "count"), 8);
+        }
+        json_node_unref(root);
+        g_object_unref(b);
+        char *csv = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&csv, &len);
+        replay_print_csv(r, f);
+        fclose(f);
+        ck_assert_int_eq(strstr(csv, ",#pf:demand-zero,8,") != NULL, v == 2);
+        free(csv);
+        replay_result_free(r);
+    }
+}
+END_TEST
+
 typedef struct {
     const char *refs;
     unsigned line;
@@ -494,6 +531,7 @@ int main(void)
     tcase_add_test(tc, test_fork_cow);
     tcase_add_test(tc, test_read_then_write);
     tcase_add_test(tc, test_mm_events);
+    tcase_add_test(tc, test_outputs);
     tcase_add_loop_test(tc, test_bad_refs, 0, G_N_ELEMENTS(bad_refs));
     tcase_add_test(tc, test_merged_unmerged);
     suite_add_tcase(s, tc);
