@@ -129,8 +129,11 @@ bool usermm_brk(UserMm *um, int task, uint64_t addr, GError **err);
 /* Makes a reference of kind `how` to va possible for the current task
  * (which must be at a rest point in user mode): the fault the first touch
  * raises, run on the core, or nothing if the page is the machine's own.
- * An address outside every mapping, or a write to a read-only one, is an
- * error. */
-bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, GError **err);
+ * *made: the touch's retried instruction made that reference itself (a
+ * load, a store or a fetch at va, through the MMU as any other), so the
+ * caller makes one fewer; false when no touch ran or it had to be another
+ * kind (a fetch from an anonymous page is touched with a load). An address
+ * outside every mapping, or a write to a read-only one, is an error. */
+bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, bool *made, GError **err);
 
 #endif

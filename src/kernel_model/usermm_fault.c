@@ -276,18 +276,22 @@ static bool plan_fault(UserMm *um, Mm *mm, uint32_t va, MachineTouch how, FaultP
     return true;
 }
 
-bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, GError **err)
+bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, bool *made, GError **err)
 {
     Machine *m = um->m;
     Mm *mm = um_mm_of(um, machine_current(m));
     FaultPlan *p = &um->plan;
+    *made = false;
     if (!plan_fault(um, mm, va, how, p, err))
         return false;
     if (!p->armed)
         return true;
     /* A fetch touch calls the page: only a file page holds RETs. */
-    if (how == MACHINE_TOUCH_EXEC && p->kind != UFAULT_FILE)
+    bool same = true;
+    if (how == MACHINE_TOUCH_EXEC && p->kind != UFAULT_FILE) {
         how = MACHINE_TOUCH_READ;
+        same = false;
+    }
     /* The error code (SDM Vol. 3A §4.7): P for a protection fault (a write
      * to a present read-only page), W/R, U/S = 1, I/D for a fetch when
      * EFER.NXE is set. */
@@ -314,6 +318,7 @@ bool usermm_fault_in(UserMm *um, uint32_t va, MachineTouch how, GError **err)
                     "the first touch of 0x%08x raised no page fault (a stale TLB entry?)", va);
         return false;
     }
+    *made = same;
     um->st.count[kind]++;
     um->st.cycles[kind] += cpu_cycles(cpu) - c0;
     um->st.insns += cpu_insns(cpu) - i0;

@@ -60,9 +60,17 @@ static bool one_ref(Machine *m, UserMm *um, const UserPageDir *dir, const TraceR
 {
     Mmu *mmu = machine_mmu(m);
     bool write = r->kind >= TRACE_REF_WRITE;
+    uint32_t n = r->n;
     if (G_UNLIKELY(!usermm_ready(dir, r->addr, write))) {
-        if (!usermm_fault_in(um, r->addr, touch_of[r->kind], err))
+        bool made;
+        if (!usermm_fault_in(um, r->addr, touch_of[r->kind], &made, err))
             return false;
+        /* The faulting instruction, retried, made the first reference (a
+         * read-modify-write's store only: its load is still to come). */
+        if (made && r->kind != TRACE_REF_MODIFY && --n == 0) {
+            t->refs += r->kind == TRACE_REF_FETCH ? 0 : r->n;
+            return true;
+        }
         if (write && usermm_page_state(dir, r->addr) == UPAGE_MODEL_RO) {
             t->collisions += r->n;   /* user.asm's page: made as reads */
             write = false;
@@ -71,14 +79,14 @@ static bool one_ref(Machine *m, UserMm *um, const UserPageDir *dir, const TraceR
     MmuFault f;
     bool ok;
     switch (r->kind) {
-    case TRACE_REF_FETCH: ok = fetch_refs(mmu, r->addr, r->n, &f); break;
-    case TRACE_REF_READ: ok = data_refs(mmu, r->addr, ACCESS_READ, r->n, &f); break;
+    case TRACE_REF_FETCH: ok = fetch_refs(mmu, r->addr, n, &f); break;
+    case TRACE_REF_READ: ok = data_refs(mmu, r->addr, ACCESS_READ, n, &f); break;
     case TRACE_REF_WRITE:
-        ok = data_refs(mmu, r->addr, write ? ACCESS_WRITE : ACCESS_READ, r->n, &f);
+        ok = data_refs(mmu, r->addr, write ? ACCESS_WRITE : ACCESS_READ, n, &f);
         break;
     default:
-        ok = write ? modify_refs(mmu, r->addr, r->n, &f)
-                   : data_refs(mmu, r->addr, ACCESS_READ, 2 * r->n, &f);
+        ok = write ? modify_refs(mmu, r->addr, n, &f)
+                   : data_refs(mmu, r->addr, ACCESS_READ, 2 * n, &f);
         break;
     }
     if (G_UNLIKELY(!ok)) {
