@@ -285,11 +285,6 @@ static bool build_tables(Machine *m, GError **err)
     elfload_symbol(m->stubs, "irq_entry", &irq);
     d = gate_desc(int80, 3, true);  boot_write(m, m->idt + 8 * 0x80, &d, 8);   /* set_system_gate */
     d = gate_desc(irq, 0, false);   boot_write(m, m->idt + 8 * IRQ_TIMER_VECTOR, &d, 8);
-    uint32_t pf;                    /* set_intr_gate(14, &page_fault), if the stubs have one */
-    if (elfload_symbol(m->stubs, "page_fault_entry", &pf)) {
-        d = gate_desc(pf, 0, false);
-        boot_write(m, m->idt + 8 * 14, &d, 8);
-    }
 
     boot_write32(m, m->tss + 8, KERNEL_DS);                /* ss0 */
     boot_write32(m, m->tss + 100, 104u << 16);             /* no I/O bitmap */
@@ -767,8 +762,17 @@ bool machine_switch_to(Machine *m, int task, GError **err)
 
 /* ---- page faults (kernel_model/usermm.h) ---- */
 
+/* The #PF gate is installed with the body (set_intr_gate(14,
+ * &page_fault)) and removed without it, so that a machine without one
+ * has the IDT it always had: a page fault is then fatal as before. A
+ * setup write, like the rest of the IDT. */
 void machine_set_fault_body(Machine *m, MachineFaultFn fn, void *user)
 {
+    uint32_t pf;
+    uint64_t d = 0;
+    if (fn && elfload_symbol(m->stubs, "page_fault_entry", &pf))
+        d = gate_desc(pf, 0, false);
+    boot_write(m, m->idt + 8 * 14, &d, 8);
     m->fault_fn = fn;
     m->fault_user = user;
 }
