@@ -368,3 +368,17 @@ uint64_t pspace_unmap_user(ProcSpace *ps, uint32_t va)
     physmem_write64(ps->ks->pm, pte, 0);
     return (old & PAE_P) ? (old & PAE_ADDR_4K) : 0;
 }
+
+uint64_t pspace_user_pte_pa(ProcSpace *ps, uint32_t va, bool create, GError **err)
+{
+    if (va >= ps->ks->layout->task_size) {
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "user address 0x%08x is above TASK_SIZE 0x%08x", va,
+                    ps->ks->layout->task_size);
+        return 0;
+    }
+    uint64_t pte = user_pte(ps, va, create, err);
+    if (!pte && create && err && !*err)
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_FAILED, "no page table for 0x%08x", va);
+    return pte;
+}

@@ -81,6 +81,11 @@ bool pspace_map_user(ProcSpace *ps, uint32_t va, uint64_t pa, bool writable,
                      GError **err);
 /* Returns the physical frame that was mapped, or 0 if none. */
 uint64_t pspace_unmap_user(ProcSpace *ps, uint32_t va);
+/* Physical address of the PTE for user va (the page table made, zeroed,
+ * if create and there is none: __pte_alloc); 0 if there is none and not
+ * create, or (err set) va is above TASK_SIZE or lowmem is exhausted. For
+ * the page-fault body, which writes the PTE as modelled kernel stores. */
+uint64_t pspace_user_pte_pa(ProcSpace *ps, uint32_t va, bool create, GError **err);
 /* Page-table pages this process owns (PDPTs, PDs, PTs), for lowmem. */
 unsigned pspace_table_pages(const ProcSpace *ps);
 

@@ -65,6 +65,9 @@ struct Machine {
     uint32_t k_ret_from_fork;
     uint32_t u_int80, u_int80_done, u_sysenter, u_sysenter_done, u_work, u_work_done;
     uint32_t u_work_loop;        /* the loop head (0: user.o has no label) */
+    uint32_t u_touch[3];         /* user_touch_read/_write/_exec (0: none) */
+    MachineFaultFn fault_fn;     /* the page-fault body (NULL: faults abort) */
+    void *fault_user;
     bool ffwd;                   /* fast-forward user work (userwork.h) */
     CpuStop ff_stop;             /* why the last fast-forward run stopped */
     UserWorkSkips skips;
@@ -245,6 +248,10 @@ static bool load_user_code(Machine *m, GError **err)
         }
     if (!elfload_symbol(m->user, "user_work_loop", &m->u_work_loop))
         m->u_work_loop = 0;          /* an older user.o: no fast-forward */
+    static const char *touch[3] = { "user_touch_read", "user_touch_write", "user_touch_exec" };
+    for (int i = 0; i < 3; i++)
+        if (!elfload_symbol(m->user, touch[i], &m->u_touch[i]))
+            m->u_touch[i] = 0;       /* an older user.o: no page faults */
     return true;
 }
 
@@ -610,6 +617,10 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
         cpu_set_reg(cpu, REG_EAX, ret);
     } else if (val == HC_IRQ) {
         m->counts.irqs++;
+    } else if (val == HC_PAGEFAULT) {
+        m->counts.page_faults++;     /* the stub passes CR2 in ECX, the error code in EDX */
+        if (m->fault_fn)
+            m->fault_fn(m, cpu_reg(cpu, REG_ECX), cpu_reg(cpu, REG_EDX), m->fault_user);
     }
     if (m->pending >= 0 && m->pending != m->current)
         do_switch(m, m->pending);
@@ -620,6 +631,10 @@ static PortResult hypercall(Cpu *cpu, uint16_t port, unsigned size, uint32_t val
 static void on_event(Cpu *cpu, const CpuEvent *ev, void *user)
 {
     Machine *m = user;
+    /* A user-mode page fault goes to the stubs' handler when a fault body
+     * is installed (machine_set_fault_body); anything else is fatal. */
+    if (ev->kind == CPU_EV_EXCEPTION && ev->vector == 14 && ev->from_cpl == 3 && m->fault_fn)
+        return;
     if ((ev->kind == CPU_EV_EXCEPTION || ev->kind == CPU_EV_TRIPLE_FAULT) && !m->have_fault) {
         m->have_fault = true;
         m->fault = *ev;
@@ -770,6 +785,38 @@ bool machine_switch_to(Machine *m, int task, GError **err)
         return true;
     machine_request_switch(m, task);
     cpu_raise_irq(m->cpu, IRQ_TIMER_VECTOR);
+    return run_to_rest(m, err);
+}
+
+/* ---- page faults (kernel_model/usermm.h) ---- */
+
+/* The #PF gate is installed with the body (set_intr_gate(14,
+ * &page_fault)) and removed without it, so that a machine without one
+ * has the IDT it always had: a page fault is then fatal as before. A
+ * setup write, like the rest of the IDT. */
+void machine_set_fault_body(Machine *m, MachineFaultFn fn, void *user)
+{
+    uint32_t pf;
+    uint64_t d = 0;
+    if (fn && elfload_symbol(m->stubs, "page_fault_entry", &pf))
+        d = gate_desc(pf, 0, false);
+    boot_write(m, m->idt + 8 * 14, &d, 8);
+    m->fault_fn = fn;
+    m->fault_user = user;
+}
+
+bool machine_can_fault(const Machine *m)
+{
+    uint32_t pf;
+    return m->u_touch[0] && m->u_touch[1] && m->u_touch[2] &&
+           elfload_symbol(m->stubs, "page_fault_entry", &pf);
+}
+
+bool machine_user_touch(Machine *m, uint32_t va, MachineTouch how, GError **err)
+{
+    g_assert(cpu_cpl(m->cpu) == 3 && how <= MACHINE_TOUCH_EXEC && m->u_touch[how]);
+    cpu_set_reg(m->cpu, REG_EBX, va);
+    cpu_set_eip(m->cpu, m->u_touch[how]);
     return run_to_rest(m, err);
 }
 

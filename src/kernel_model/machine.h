@@ -44,6 +44,7 @@
 #define HYPERCALL_PORT 0xF4
 #define HC_SYSCALL 1
 #define HC_IRQ 2
+#define HC_PAGEFAULT 3
 #define IRQ_TIMER_VECTOR 0x20
 
 #define USER_CODE_VA 0x08048000u
@@ -130,8 +131,24 @@ typedef struct {
     uint64_t syscalls, irqs, switches;
     uint64_t guest_faults;
     uint64_t vstack_ptes_rewritten;  /* 4g4g: virtual-stack PTEs a switch changed */
+    uint64_t page_faults;        /* user #PF handled by the fault body */
 } MachineCounts;
 const MachineCounts *machine_counts(const Machine *m);
+
+/* Page faults from user mode (kernel_model/usermm.h). With a fault body
+ * installed, a #PF at CPL 3 is delivered through the IDT to the stubs'
+ * page_fault_entry (with the layout's CR3 writes), which calls the body
+ * with CR2 and the error code; the body maps the page (modelled kernel
+ * writes) and the stub's IRET retries the instruction. */
+typedef void (*MachineFaultFn)(Machine *m, uint32_t cr2, uint32_t error_code, void *user);
+void machine_set_fault_body(Machine *m, MachineFaultFn fn, void *user);
+/* Whether the stubs and user.o have what faults need. */
+bool machine_can_fault(const Machine *m);
+/* A user-mode instruction touches va (stubs/user.asm user_touch_*): a
+ * one-byte load or store, or a call to va. Faults it raises go to the
+ * fault body; false (err set) on any other guest fault. */
+typedef enum { MACHINE_TOUCH_READ, MACHINE_TOUCH_WRITE, MACHINE_TOUCH_EXEC } MachineTouch;
+bool machine_user_touch(Machine *m, uint32_t va, MachineTouch how, GError **err);
 
 /* Free runs, for a whole guest program (kernel_model/guestprog.h) rather
  * than one replay event. machine_run_free runs the core from its current

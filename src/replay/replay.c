@@ -5,6 +5,8 @@
 #include "kernel_model/layout_mem.h"
 #include "kernel_model/machine.h"
 #include "kernel_model/profiles.h"
+#include "kernel_model/usermm.h"
+#include "replay/replay_refs.h"
 #include "replay/syscall_table.h"
 #include "replay/trace.h"
 #include "tlb/hierarchy.h"
@@ -37,6 +39,7 @@ struct ReplayResult {
     GPtrArray *sys;                  /* ReplaySyscall*, sorted at the end */
     double host_seconds;
     UserWorkSkips skips;             /* what the fast-forward skipped */
+    ReplayRefs refs;                 /* version 2: references and faults */
 };
 
 /* What a syscall name resolves to, worked out at its first call and kept
@@ -64,6 +67,8 @@ typedef struct {
     SysSlot **byid;                  /* syscall id -> the slot last resolved with it */
     unsigned nids;
     int dead_task;                   /* a task that exited while running, to free */
+    UserMm *um;                      /* version-2 traces: address spaces, faults */
+    RefsTotals refs;
 } Replay;
 
 /* Most events belong to the pid of the event before (FORMAT.md's running
@@ -95,6 +100,18 @@ static void charge_task(Replay *r, Proc *p)
     ProcSpace *ps = machine_task_space(r->m, p->task);
     p->tables = (uint64_t)pspace_table_pages(ps) * PAGE_SIZE + THREAD_SIZE;
     lowmem_charge(r->low, p->tables, LOWMEM_REASON_PAGE_TABLES);
+}
+
+/* Version 2: page tables that page faults and fork's copies added since
+ * the task was charged. */
+static void recharge_tables(Replay *r, Proc *p)
+{
+    ProcSpace *ps = machine_task_space(r->m, p->task);
+    uint64_t now = (uint64_t)pspace_table_pages(ps) * PAGE_SIZE + THREAD_SIZE;
+    if (now > p->tables) {
+        lowmem_charge(r->low, now - p->tables, LOWMEM_REASON_PAGE_TABLES);
+        p->tables = now;
+    }
 }
 
 static Proc *proc_new(Replay *r, uint32_t pid, int task)
@@ -263,6 +280,10 @@ static bool do_syscall(Replay *r, const TraceEvent *ev, int switch_to, bool flus
     SyscallCost c;
     if (!measure_syscall(r->m, r->kb, &call, &c, err))
         return false;
+    if (switch_to < 0 && ev->u.sys.ret_known) {   /* what the program sees in EAX */
+        r->res->refs.results_checked++;
+        r->res->refs.results_wrong += cpu_reg(r->cpu, REG_EAX) != (uint32_t)ev->u.sys.ret;
+    }
     ReplaySyscall *s = sys_entry(r, slot);
     syscall_cost_add(&s->sum, &c);
     lhist_add(&s->hist, c.cycles);
@@ -291,6 +312,48 @@ static bool do_switch(Replay *r, uint32_t pid, GError **err)
         return false;
     r->res->t.switch_cycles += cpu_cycles(r->cpu) - c0;
     return true;
+}
+
+/* A refs event: the program's own references (replay_refs.h), its
+ * reference lines read from tr. */
+static bool do_refs(Replay *r, TraceReader *tr, const TraceEvent *ev, GError **err)
+{
+    Proc *p = proc_get(r, ev->pid, err);
+    if (!p)
+        return false;
+    uint64_t c0 = r->refs.cycles;
+    if (!replay_refs_run(r->m, r->um, tr, ev, &r->refs, err))
+        return false;
+    recharge_tables(r, p);
+    r->res->t.user_cycles += r->refs.cycles - c0;
+    r->res->t.user_insns += ev->u.refs.insns;
+    return true;
+}
+
+/* Version 2: the address-space events change the task's mappings (what
+ * page faults find). */
+static bool do_mm_event(Replay *r, const TraceEvent *ev, GError **err)
+{
+    Proc *p = proc_get(r, ev->pid, err);
+    if (!p)
+        return false;
+    switch ((TraceEventKind)ev->kind) {
+    case TRACE_EV_MMAP:
+        return usermm_mmap(r->um, p->task, ev->u.map.addr, ev->u.map.len, ev->u.map.prot,
+                           ev->u.map.flags, err);
+    case TRACE_EV_MUNMAP:
+        return usermm_munmap(r->um, p->task, ev->u.map.addr, ev->u.map.len, err);
+    case TRACE_EV_MPROTECT:
+        return usermm_mprotect(r->um, p->task, ev->u.map.addr, ev->u.map.len, ev->u.map.prot,
+                               err);
+    case TRACE_EV_BRK:
+        return usermm_brk(r->um, p->task, ev->u.brk.addr, err);
+    case TRACE_EV_EXEC:
+        usermm_exec(r->um, p->task);
+        return true;
+    default:
+        g_assert_not_reached();
+    }
 }
 
 static void reap(Replay *r)
@@ -333,13 +396,20 @@ static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bo
             return false;
         if (proc_of(r, ev->u.fork.child))
             proc_forget(r, ev->u.fork.child);
-        proc_new(r, ev->u.fork.child, t);
+        Proc *child = proc_new(r, ev->u.fork.child, t);
         r->res->t.forks++;
+        if (!r->um)
+            return true;
+        if (!usermm_fork(r->um, proc_of(r, ev->pid)->task, t, ev->u.fork.shared_vm, err))
+            return false;
+        recharge_tables(r, child);
         return true;
     }
     case TRACE_EV_EXIT: {
         Proc *p = proc_of(r, ev->pid);
         if (p && p->live) {
+            if (r->um)
+                usermm_exit(r->um, p->task);
             proc_release(r, p);
             if (p->task == machine_current(r->m))
                 r->dead_task = p->task;      /* freed once another task runs */
@@ -355,18 +425,21 @@ static bool do_event(Replay *r, const TraceEvent *ev, const TraceEvent *next, bo
             return false;
         p->brk = ev->u.brk.addr;
         r->res->t.map_events++;
-        return true;
+        return !r->um || do_mm_event(r, ev, err);
     }
     case TRACE_EV_MMAP:
     case TRACE_EV_MUNMAP:
     case TRACE_EV_MPROTECT:
         /* Their cost is the syscall before them (and its flush); the
          * model's user working set is its own region, so nothing is
-         * mapped or unmapped here. */
+         * mapped or unmapped here; a version-2 trace's mappings are what
+         * its page faults find. */
         r->res->t.map_events++;
-        return true;
+        return !r->um || do_mm_event(r, ev, err);
+    case TRACE_EV_EXEC:
+        return !r->um || do_mm_event(r, ev, err);
     default:
-        return true;                         /* exec, signal: counted as events */
+        return true;                         /* signal: counted as an event */
     }
 }
 
@@ -432,6 +505,13 @@ static bool run_events(Replay *r, TraceReader *tr, GError **err)
     if (have)   /* the trace's first pid runs on task 0, already in user mode */
         proc_new(r, ev->pid, machine_current(r->m));
     while (have && !e) {
+        if (ev->kind == TRACE_EV_REFS) {     /* its lines come before the next event */
+            if (!do_refs(r, tr, ev, err))
+                return false;
+            t->events++;
+            have = trace_reader_next(tr, ev, &e);
+            continue;
+        }
         bool have_next = trace_reader_next(tr, next, &e);
         if (e)
             break;
@@ -483,6 +563,9 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
         !(tr = trace_reader_open(trace, err)))
         goto out;
     r.cpu = machine_cpu(r.m);
+    if (trace_reader_version(tr) >= 2 && !(r.um = usermm_new(r.m, cfg->fault_profiles, err)))
+        goto out;
+    res->refs.has_refs = r.um != NULL;
     machine_set_fast_forward(r.m, !cfg->no_fast_forward);
     machine_set_host_shortcuts(r.m, !cfg->no_host_shortcuts);
     /* Statistics cover the trace, not the boot. */
@@ -491,12 +574,23 @@ ReplayResult *replay_run(const ReplayConfig *cfg, const char *trace, GError **er
     if (!run_events(&r, tr, err))
         goto out;
     finish(&r);
+    if (r.um) {
+        res->refs.events = r.refs.events;
+        res->refs.lines = r.refs.lines;
+        res->refs.refs = r.refs.refs;
+        res->refs.insns = r.refs.insns;
+        res->refs.cycles = r.refs.cycles;
+        res->refs.walk_cycles = r.refs.walk_cycles;
+        res->refs.collisions = r.refs.collisions + usermm_stats(r.um)->collisions;
+        res->refs.faults = *usermm_stats(r.um);
+    }
     res->t.cycles -= boot_cycles;
     res->t.insns -= boot_insns;
     g_ptr_array_sort(res->sys, by_cycles);
     ok = true;
 out:
     trace_reader_close(tr);
+    usermm_free(r.um);
     kbody_free(r.kb);
     machine_free(r.m);
     profiles_free(r.prof);
@@ -548,6 +642,15 @@ const ReplayConfig *replay_config(const ReplayResult *r) { return &r->cfg; }
 double replay_seconds(const ReplayResult *r) { return r->t.cycles / (r->cfg.preset->clock_mhz * 1e6); }
 double replay_host_seconds(const ReplayResult *r) { return r->host_seconds; }
 const UserWorkSkips *replay_fast_forward(const ReplayResult *r) { return &r->skips; }
+const ReplayRefs *replay_refs(const ReplayResult *r) { return &r->refs; }
+
+uint64_t replay_fault_cycles(const ReplayResult *r)
+{
+    uint64_t c = r->refs.faults.flush_cycles;
+    for (int k = 0; k < UFAULT_KINDS; k++)
+        c += r->refs.faults.cycles[k];
+    return c;
+}
 guint replay_nsyscalls(const ReplayResult *r) { return r->sys->len; }
 const ReplaySyscall *replay_syscall(const ReplayResult *r, guint i) { return g_ptr_array_index(r->sys, i); }
 

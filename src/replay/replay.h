@@ -36,6 +36,7 @@
 #include "kernel_model/layout.h"
 #include "kernel_model/lowmem.h"
 #include "kernel_model/measure.h"
+#include "kernel_model/usermm.h"
 #include "kernel_model/userwork.h"
 #include "replay/latency_hist.h"
 #include "tlb/hierarchy.h"
@@ -47,6 +48,7 @@ typedef struct {
     uint64_t ram;                /* installed RAM, bytes */
     bool sysenter;               /* enter with sysenter instead of int 0x80 */
     const char *profiles;        /* syscall profile table; NULL: bundled */
+    const char *fault_profiles;  /* page-fault profiles (v2 traces); NULL: bundled faults.ini */
     const char *stubs;           /* entry/exit stubs; NULL: the layout's */
     uint32_t struct_page;        /* lowmem model; 0: its default */
     bool progress;               /* a progress line on stderr */
@@ -128,10 +130,34 @@ const char *replay_total_name(size_t i);
 const char *replay_total_desc(size_t i);
 uint64_t replay_total_value(const ReplayTotals *t, size_t i);
 
+/* Version-2 traces: the programs' own references (replay_refs.h) and
+ * their page faults (kernel_model/usermm.h). has_refs is false for a
+ * version-1 trace: then every figure here is 0 and no output shows them. */
+typedef struct {
+    bool has_refs;
+    uint64_t events, lines, refs, insns;
+    uint64_t cycles;             /* of the refs work, faults excluded (in user_cycles) */
+    uint64_t walk_cycles;        /* of those: TLB refills */
+    uint64_t collisions;
+    UserMmStats faults;
+    /* Every syscall that returned to its own task: the EAX the program saw
+     * against the trace's return value (kept for every trace, shown by
+     * no output; the tests check it). */
+    uint64_t results_checked, results_wrong;
+} ReplayRefs;
+const ReplayRefs *replay_refs(const ReplayResult *r);
+/* Cycles of page faults: every fault's run plus the TLB flushes forks and
+ * execs made. */
+uint64_t replay_fault_cycles(const ReplayResult *r);
+
 /* Where a replay's cycles went, by part (exclusive; they sum to cycles):
  * the syscalls' entry/exit, CR3 writes, TLB refills, uaccess and body
- * (measure.h), user work and context switches. */
-#define REPLAY_NPARTS 7
+ * (measure.h), user work (without the next part) and context switches;
+ * then, for version-2 traces, the refills of the programs' own references
+ * and the page faults. */
+#define REPLAY_NPARTS 9
+#define REPLAY_PART_REFILLS 7
+#define REPLAY_PART_FAULTS 8
 extern const char *const replay_part_names[REPLAY_NPARTS];
 void replay_breakdown(const ReplayResult *r, double parts[REPLAY_NPARTS]);
 

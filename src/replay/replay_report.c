@@ -15,6 +15,41 @@ static uint64_t tlbv(const TlbStats *s, const char *name)
     return v;
 }
 
+/* Version 2: the programs' own references and their page faults. */
+static void replay_print_refs_text(const ReplayResult *r, FILE *out)
+{
+    const ReplayRefs *rf = replay_refs(r);
+    if (!rf->has_refs)
+        return;
+    double total = (double)replay_totals(r)->cycles;
+    fprintf(out, "\nprogram references (trace version 2)\n");
+    fprintf(out, "%18" G_GUINT64_FORMAT "     references (instructions fetched + data)\n",
+            rf->refs);
+    fprintf(out, "%18" G_GUINT64_FORMAT "     reference lines in %" G_GUINT64_FORMAT
+                 " refs events\n", rf->lines, rf->events);
+    fprintf(out, "%18" G_GUINT64_FORMAT "     cycles of user-work refills (TLB walks of the "
+                 "program's references)\n", rf->walk_cycles);
+    if (rf->collisions)
+        fprintf(out, "%18" G_GUINT64_FORMAT "     references to pages the model maps itself "
+                     "(no fault; writes to its code page made as reads)\n", rf->collisions);
+    const UserMmStats *f = &rf->faults;
+    uint64_t n = 0, fc = replay_fault_cycles(r);
+    for (int k = 0; k < UFAULT_KINDS; k++)
+        n += f->count[k];
+    fprintf(out, "\npage faults   %10s %12s %10s %8s\n", "count", "cycles", "mean cyc",
+            "% time");
+    for (int k = 0; k < UFAULT_KINDS; k++)
+        fprintf(out, "  %-12s %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %10.0f %7.2f%%\n",
+                usermm_fault_name((UserFaultKind)k), f->count[k], f->cycles[k],
+                f->count[k] ? (double)f->cycles[k] / f->count[k] : 0.0,
+                total ? 100.0 * f->cycles[k] / total : 0.0);
+    fprintf(out, "  %-12s %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %10s %7.2f%%\n",
+            "all", n, fc, "", total ? 100.0 * fc / total : 0.0);
+    fprintf(out, "  (with %" G_GUINT64_FORMAT " TLB flushes after forks and %" G_GUINT64_FORMAT
+                 " after execs; %" G_GUINT64_FORMAT " pages mapped at the end, %" G_GUINT64_FORMAT
+                 " at peak)\n", f->fork_flushes, f->exec_flushes, f->pages_mapped, f->pages_peak);
+}
+
 void replay_print_text(const ReplayResult *r, const char *trace, FILE *out)
 {
     const ReplayConfig *c = replay_config(r);
@@ -58,6 +93,7 @@ void replay_print_text(const ReplayResult *r, const char *trace, FILE *out)
     if (t->unknown_syscalls)
         fprintf(out, "(* no profile of its own: the generic profile was used; %" G_GUINT64_FORMAT " calls)\n",
                 t->unknown_syscalls);
+    replay_print_refs_text(r, out);
     fprintf(out, "\nlowmem: %.1f MiB free after boot; the replay allocated %.2f MiB at peak, %.2f MiB at the end",
             t->lowmem_start_free / 1048576.0, t->lowmem_peak / 1048576.0, t->lowmem_end / 1048576.0);
     if (t->lowmem_exhausted_at >= 0)
@@ -71,10 +107,52 @@ void replay_print_text(const ReplayResult *r, const char *trace, FILE *out)
     const UserWorkSkips *ff = replay_fast_forward(r);
     if (t->user_insns)
         fprintf(out, "; %.1f%% of user instructions fast-forwarded", 100.0 * ff->insns / t->user_insns);
+    if (replay_refs(r)->has_refs)
+        fprintf(out, "; %.2f M references per host second",
+                replay_refs(r)->refs / replay_host_seconds(r) / 1e6);
     fputc('\n', out);
     if (c->layout->what_if)
         fprintf(out, "note: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
                 c->layout->name);
+}
+
+static void json_u64(JsonBuilder *b, const char *name, uint64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, (gint64)v);
+}
+
+/* Version 2 only: "refs" (references, refills) and "page_faults". */
+static void replay_refs_to_json(const ReplayResult *r, JsonBuilder *b)
+{
+    const ReplayRefs *rf = replay_refs(r);
+    if (!rf->has_refs)
+        return;
+    json_builder_set_member_name(b, "refs");
+    json_builder_begin_object(b);
+    json_u64(b, "events", rf->events);
+    json_u64(b, "lines", rf->lines);
+    json_u64(b, "references", rf->refs);
+    json_u64(b, "insns", rf->insns);
+    json_u64(b, "cycles", rf->cycles);
+    json_u64(b, "refill_cycles", rf->walk_cycles);
+    json_u64(b, "collisions", rf->collisions);
+    json_builder_end_object(b);
+    const UserMmStats *f = &rf->faults;
+    json_builder_set_member_name(b, "page_faults");
+    json_builder_begin_object(b);
+    for (int k = 0; k < UFAULT_KINDS; k++) {
+        json_builder_set_member_name(b, usermm_fault_name((UserFaultKind)k));
+        json_builder_begin_object(b);
+        json_u64(b, "count", f->count[k]);
+        json_u64(b, "cycles", f->cycles[k]);
+        json_builder_end_object(b);
+    }
+    json_u64(b, "cycles", replay_fault_cycles(r));
+    json_u64(b, "fork_flushes", f->fork_flushes);
+    json_u64(b, "exec_flushes", f->exec_flushes);
+    json_u64(b, "pages_peak", f->pages_peak);
+    json_builder_end_object(b);
 }
 
 void replay_to_json(const ReplayResult *r, JsonBuilder *b)
@@ -127,6 +205,7 @@ void replay_to_json(const ReplayResult *r, JsonBuilder *b)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
+    replay_refs_to_json(r, b);
     json_builder_end_object(b);
 }
 
@@ -195,11 +274,25 @@ void replay_print_csv(const ReplayResult *r, FILE *out)
             fputc(',', out);
         fprintf(out, "\n");
     }
+    /* Version 2: a row per page-fault kind, named "#pf:KIND" (no syscall
+     * has a '#'), with its count, mean and total cycles; the percentile and
+     * breakdown columns do not apply (empty). */
+    const ReplayRefs *rf = replay_refs(r);
+    for (int k = 0; rf->has_refs && k < UFAULT_KINDS; k++) {
+        uint64_t n = rf->faults.count[k], cyc = rf->faults.cycles[k];
+        double mean = n ? (double)cyc / n : 0;
+        fprintf(out, "%s,%s,#pf:%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,,,%" G_GUINT64_FORMAT,
+                c->preset->name, c->layout->name, usermm_fault_name((UserFaultKind)k), n, mean,
+                us(r, mean), cyc);
+        for (size_t j = 1; j < syscall_cost_count(); j++)
+            fputc(',', out);
+        fprintf(out, "\n");
+    }
 }
 
 const char *const replay_part_names[REPLAY_NPARTS] = {
     "syscall entry/exit", "syscall CR3 writes", "syscall TLB refills", "syscall uaccess",
-    "syscall body", "user work", "context switches",
+    "syscall body", "user work", "context switches", "user-work refills", "page faults",
 };
 
 void replay_breakdown(const ReplayResult *r, double parts[REPLAY_NPARTS])
@@ -214,8 +307,11 @@ void replay_breakdown(const ReplayResult *r, double parts[REPLAY_NPARTS])
         parts[3] += s->uaccess;
         parts[4] += s->body;
     }
-    parts[5] = (double)replay_totals(r)->user_cycles;
+    const ReplayRefs *rf = replay_refs(r);
+    parts[5] = (double)replay_totals(r)->user_cycles - (double)rf->walk_cycles;
     parts[6] = (double)replay_totals(r)->switch_cycles;
+    parts[REPLAY_PART_REFILLS] = (double)rf->walk_cycles;
+    parts[REPLAY_PART_FAULTS] = (double)replay_fault_cycles(r);
 }
 
 static double pct(double a, double base) { return base ? 100.0 * (a - base) / base : 0; }
@@ -250,7 +346,12 @@ void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, F
     fprintf(out, "\nwhere the extra cycles went (against %s, millions of cycles)\n", c0->layout->name);
     double base[REPLAY_NPARTS];
     replay_breakdown(r[0], base);
+    bool refs = false;
+    for (size_t i = 0; i < n; i++)
+        refs |= replay_refs(r[i])->has_refs;
     for (int p = 0; p < REPLAY_NPARTS; p++) {
+        if (p >= REPLAY_PART_REFILLS && !refs)
+            continue;                /* version 1: no program references, no faults */
         fprintf(out, "  %-22s", replay_part_names[p]);
         for (size_t i = 0; i < n; i++) {
             double v[REPLAY_NPARTS];
@@ -260,6 +361,20 @@ void replay_print_compare(ReplayResult *const *r, size_t n, const char *trace, F
         fprintf(out, "\n");
     }
     ROW("  total", "%+14.3f", ((double)replay_totals(r[i])->cycles - b->cycles) / 1e6);
+    if (refs) {
+        fprintf(out, "\npage faults (count; share of the time)\n");
+        for (int k = 0; k < UFAULT_KINDS; k++)
+            ROW(usermm_fault_name((UserFaultKind)k), "%14" G_GUINT64_FORMAT,
+                replay_refs(r[i])->faults.count[k]);
+        ROW("% of the time", "%13.2f%%",
+            replay_totals(r[i])->cycles ? 100.0 * replay_fault_cycles(r[i]) /
+                                              replay_totals(r[i])->cycles : 0.0);
+        ROW("% of the extra time", "%13.2f%%",
+            replay_totals(r[i])->cycles > b->cycles
+                ? 100.0 * ((double)replay_fault_cycles(r[i]) - (double)replay_fault_cycles(r[0])) /
+                      ((double)replay_totals(r[i])->cycles - (double)b->cycles)
+                : 0.0);
+    }
     fprintf(out, "\nmean latency per syscall (us)\n");
     for (guint k = 0; k < replay_nsyscalls(r[0]) && k < 12; k++) {
         const char *name = replay_syscall(r[0], k)->name;

@@ -23,7 +23,7 @@ static const Keyword kind_words[TRACE_EV_COUNT] = {
     [TRACE_EV_EXIT] = KW("exit"),     [TRACE_EV_SWITCH] = KW("switch"),
     [TRACE_EV_SIGNAL] = KW("signal"), [TRACE_EV_MMAP] = KW("mmap"),
     [TRACE_EV_MUNMAP] = KW("munmap"), [TRACE_EV_MPROTECT] = KW("mprotect"),
-    [TRACE_EV_BRK] = KW("brk"),
+    [TRACE_EV_BRK] = KW("brk"),       [TRACE_EV_REFS] = KW("refs"),
 };
 
 static const Keyword pattern_words[TRACE_PAT_COUNT] = {KW("seq"), KW("rand"), KW("hot")};
@@ -103,6 +103,8 @@ bool trace_event_equal(const TraceEvent *a, const TraceEvent *b)
                (a->kind != TRACE_EV_MMAP || a->u.map.flags == b->u.map.flags);
     case TRACE_EV_BRK:
         return a->u.brk.addr == b->u.brk.addr;
+    case TRACE_EV_REFS:
+        return a->u.refs.insns == b->u.refs.insns && a->u.refs.nrefs == b->u.refs.nrefs;
     case TRACE_EV_COUNT:
         break;
     }
@@ -618,10 +620,65 @@ static bool parse_body(Cur *c, TraceEvent *ev)
         if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.brk.addr))
             return fail(c, "the new break address");
         return true;
+    case TRACE_EV_REFS:
+        if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.refs.insns) || !ev->u.refs.insns ||
+            ev->u.refs.insns > TRACE_REFS_INSNS_MAX)
+            return fail(c, "an instruction count (1 to 10^12)");
+        if (!token(c) || !parse_u32(c->tok, c->len, &ev->u.refs.nrefs) || !ev->u.refs.nrefs ||
+            ev->u.refs.nrefs > TRACE_REFS_NREFS_MAX)
+            return fail(c, "a number of reference lines (1 to 10^7)");
+        return true;
     case TRACE_EV_COUNT: break;
     }
     g_assert_not_reached();
 }
+
+/* ---------------- reference lines (version 2) ---------------- */
+
+static const char ref_letters[TRACE_REF_KINDS] = {'i', 'r', 'w', 'm'};
+
+bool trace_parse_ref(const char *line, TraceRef *ref, const char *name, uint64_t lineno,
+                     GError **err)
+{
+    Cur c = {.p = line, .name = name, .lineno = lineno, .err = err};
+    uint64_t v;
+    if (!token(&c) || c.len != 1)
+        return fail(&c, "a reference line: i, r, w or m");
+    const char *k = memchr(ref_letters, c.tok[0], TRACE_REF_KINDS);
+    if (!k)
+        return fail(&c, "a reference line: i, r, w or m");
+    ref->kind = (uint8_t)(k - ref_letters);
+    if (!token(&c) || !parse_u64(c.tok, c.len, &v) || v > UINT32_MAX)
+        return fail(&c, "an address (a 32-bit user address, 0x...)");
+    ref->addr = (uint32_t)v;
+    ref->size = 0;
+    ref->n = 1;
+    if (ref->kind == TRACE_REF_FETCH) {
+        if (!token(&c) || !parse_u64(c.tok, c.len, &v) || !v || v > UINT32_MAX)
+            return fail(&c, "an instruction count N (1 to 2^32-1)");
+        ref->n = (uint32_t)v;
+    } else {
+        if (!token(&c) || !parse_u64(c.tok, c.len, &v) || !v || v > TRACE_REF_SIZE_MAX)
+            return fail(&c, "a size in bytes (1 to 64)");
+        ref->size = (uint8_t)v;
+        if (token(&c)) {
+            if (!parse_u64(c.tok, c.len, &v) || !v || v > UINT32_MAX)
+                return fail(&c, "a count N (1 to 2^32-1) or the end of the line");
+            ref->n = (uint32_t)v;
+        }
+        /* A reference never crosses a page (the converter splits it), and
+         * a run of several stays in ADDR's 64-byte line. */
+        uint32_t off = ref->addr & 4095u;
+        if (off + ref->size > 4096u)
+            return fail(&c, "a reference within its 4 KiB page (split one that crosses)");
+        if (ref->n > 1 && (ref->addr & 63u) + ref->size > 64u)
+            return fail(&c, "a run of N > 1 references within one 64-byte line");
+    }
+    if (token(&c))
+        return fail(&c, "the end of the line");
+    return true;
+}
+
 
 bool trace_parse_event(const char *line, TraceEvent *ev, const char *name, uint64_t lineno,
                        GError **err)
@@ -632,14 +689,14 @@ bool trace_parse_event(const char *line, TraceEvent *ev, const char *name, uint6
         return fail(&c, "an event: PID KIND ...");
     if (!token(&c))
         return fail(&c, "an event kind (user, sys, fork, exec, exit, switch, signal, mmap, "
-                        "munmap, mprotect, brk)");
+                        "munmap, mprotect, brk, refs)");
     int kind;
     for (kind = 0; kind < TRACE_EV_COUNT; kind++)
         if (tok_is_kw(&c, &kind_words[kind]))
             break;
     if (kind == TRACE_EV_COUNT)
         return fail(&c, "an event kind (user, sys, fork, exec, exit, switch, signal, mmap, "
-                        "munmap, mprotect, brk)");
+                        "munmap, mprotect, brk, refs)");
     trace_event_init(ev, (TraceEventKind)kind, pid);
     if (!parse_body(&c, ev))
         return false;
@@ -787,7 +844,88 @@ size_t trace_format_event(const TraceEvent *ev, char *buf)
             p = put_str(p, " anon");
         break;
     case TRACE_EV_BRK: p = put_hex(put_str(p, " "), ev->u.brk.addr); break;
+    case TRACE_EV_REFS:
+        p = put_u64(put_str(p, " "), ev->u.refs.insns);
+        p = put_u64(put_str(p, " "), ev->u.refs.nrefs);
+        break;
     case TRACE_EV_COUNT: g_assert_not_reached();
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
+}
+
+/* The reader's fast path for a reference line of len bytes: the common
+ * spellings only (single blanks, lower-case 0x addresses, decimal counts),
+ * with every check trace_parse_ref makes; false for anything else, which
+ * the reader then hands to trace_parse_ref for its message (or, if that
+ * accepts it, to its own NUL check). The line ends exactly at len, so a
+ * NUL byte inside it fails here. */
+static inline bool dec_field(const char **pp, const char *end, uint64_t *v)
+{
+    const char *p = *pp;
+    uint64_t x = 0;
+    const char *start = p;
+    while (p < end && (unsigned)(*p - '0') <= 9 && p - start < 12)
+        x = x * 10 + (uint64_t)(*p++ - '0');
+    if (p == start || p - start >= 12)
+        return false;
+    *v = x;
+    *pp = p;
+    return true;
+}
+
+bool trace_parse_ref_fast(const char *line, size_t len, TraceRef *ref)
+{
+    const char *p = line, *end = line + len;
+    if (len < 5 || p[1] != ' ' || p[2] != '0' || p[3] != 'x')
+        return false;
+    const char *k = memchr(ref_letters, p[0], TRACE_REF_KINDS);
+    if (!k)
+        return false;
+    p += 4;
+    uint64_t a = 0, v, n = 1;
+    bool third = false;
+    const char *h = p;
+    for (unsigned d; p < end && (d = digit_value(*p, 16)) < 16 && p - h < 9; p++)
+        a = a * 16 + d;
+    if (p == h || p - h > 8 || p >= end || *p++ != ' ' || !dec_field(&p, end, &v))
+        return false;
+    if (p < end) {
+        if (*p++ != ' ' || !dec_field(&p, end, &n))
+            return false;
+        third = true;
+    }
+    if (p != end)
+        return false;
+    ref->kind = (uint8_t)(k - ref_letters);
+    ref->addr = (uint32_t)a;
+    if (ref->kind == TRACE_REF_FETCH) {
+        if (third || !v || v > UINT32_MAX)    /* i takes one count, N */
+            return false;
+        ref->n = (uint32_t)v;
+        ref->size = 0;
+        return true;
+    }
+    if (!v || v > TRACE_REF_SIZE_MAX || !n || n > UINT32_MAX)
+        return false;
+    ref->size = (uint8_t)v;
+    ref->n = (uint32_t)n;
+    uint32_t off = ref->addr & 4095u;
+    return off + ref->size <= 4096u && (ref->n == 1 || (ref->addr & 63u) + ref->size <= 64u);
+}
+
+size_t trace_format_ref(const TraceRef *ref, char *buf)
+{
+    g_assert(ref->kind < TRACE_REF_KINDS);
+    char *p = buf;
+    *p++ = ref_letters[ref->kind];
+    p = put_hex(put_str(p, " "), ref->addr);
+    if (ref->kind == TRACE_REF_FETCH) {
+        p = put_u64(put_str(p, " "), ref->n);
+    } else {
+        p = put_u64(put_str(p, " "), ref->size);
+        if (ref->n != 1)
+            p = put_u64(put_str(p, " "), ref->n);
     }
     *p = '\0';
     return (size_t)(p - buf);

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TRACE_FORMAT_VERSION 1
+#define TRACE_FORMAT_VERSION 2       /* the newest version this build reads */
 #define TRACE_VERSION_PREFIX "#vmsplit-trace"
 
 /* Errors: a file that cannot be opened or read (IO), a line that does not
@@ -53,6 +53,7 @@ typedef enum {
     TRACE_EV_MUNMAP,   /* [addr, addr+len) unmapped */
     TRACE_EV_MPROTECT, /* [addr, addr+len) changed to prot */
     TRACE_EV_BRK,      /* the heap break moved to addr */
+    TRACE_EV_REFS,     /* version 2: user work with its memory references */
     TRACE_EV_COUNT
 } TraceEventKind;
 
@@ -98,8 +99,38 @@ typedef struct {
         struct { const char *name; } signal;                 /* interned "SIGCHLD" */
         struct { uint64_t addr, len; uint8_t prot, flags; } map; /* mmap/munmap/mprotect */
         struct { uint64_t addr; } brk;
+        struct { uint64_t insns; uint32_t nrefs; } refs;   /* the lines follow */
     } u;
 } TraceEvent;
+
+/* ---- Version 2: the reference lines of a `refs` event ----
+ * `i ADDR N`: N instructions fetched from ADDR's page (the first at ADDR);
+ * `r|w|m ADDR SIZE [N]`: N loads, stores or read-modify-writes of SIZE
+ * bytes (1..64), all in ADDR's 64-byte line. ADDR is a folded i686 user
+ * address. FORMAT.md has the rules. */
+typedef enum { TRACE_REF_FETCH, TRACE_REF_READ, TRACE_REF_WRITE, TRACE_REF_MODIFY,
+               TRACE_REF_KINDS } TraceRefKind;
+
+#define TRACE_REF_SIZE_MAX 64
+#define TRACE_REFS_INSNS_MAX 1000000000000ULL   /* 10^12 per event */
+#define TRACE_REFS_NREFS_MAX 10000000u          /* 10^7 lines per event */
+
+typedef struct {
+    uint32_t addr;
+    uint32_t n;                  /* 1 .. 2^32-1 */
+    uint8_t kind;                /* TraceRefKind */
+    uint8_t size;                /* data: 1..64; fetch: 0 */
+} TraceRef;
+
+/* Parses one reference line (no newline); name/lineno label the error. */
+bool trace_parse_ref(const char *line, TraceRef *ref, const char *name, uint64_t lineno,
+                     GError **err);
+/* The same for a line of len bytes in the common spelling (what the
+ * writer writes), without a message: false for anything else, including
+ * every line trace_parse_ref rejects. The reader tries it first. */
+bool trace_parse_ref_fast(const char *line, size_t len, TraceRef *ref);
+/* Its canonical line into buf (TRACE_LINE_MAX bytes); returns the length. */
+size_t trace_format_ref(const TraceRef *ref, char *buf);
 
 /* Initialisers that fill the defaults a kind needs (fd none, strings NULL). */
 void trace_event_init(TraceEvent *ev, TraceEventKind kind, uint32_t pid);
@@ -140,6 +171,18 @@ const TraceHeader *trace_reader_header(const TraceReader *r);
  * the reader checks FORMAT.md's running-pid rule: an event of a pid other
  * than the running one needs a `switch` first. */
 bool trace_reader_next(TraceReader *r, TraceEvent *ev, GError **err);
+/* After trace_reader_next returned a `refs` event: its reference lines,
+ * at most max at a time, into buf. *n gets how many (0 once the block is
+ * over); false with err set on a bad or missing line (file:line, what was
+ * expected) or when the `i` lines' counts do not add up to INSNS. Memory
+ * stays bounded by the caller's buffer however long the block. Lines the
+ * caller does not ask for are read (and checked) by the next
+ * trace_reader_next. */
+bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GError **err);
+/* The line of reference k of the last chunk trace_reader_refs returned. */
+uint64_t trace_reader_ref_line(const TraceReader *r, size_t k);
+/* The file's version (1 or 2). */
+int trace_reader_version(const TraceReader *r);
 /* Line number of the last line read (1-based), for the caller's messages. */
 uint64_t trace_reader_line(const TraceReader *r);
 const char *trace_reader_name(const TraceReader *r);
@@ -156,6 +199,13 @@ typedef struct TraceWriter TraceWriter;
 /* Creates path ("-" for standard output; gzip-compressed when path ends in
  * ".gz") and writes the version line and header (which may be NULL). */
 TraceWriter *trace_writer_open(const char *path, const TraceHeader *h, GError **err);
+/* The same for a given version: 1 (what trace_writer_open writes, so that
+ * version-1 traces round-trip byte for byte) or 2 (needed for `refs`). */
+TraceWriter *trace_writer_open_version(const char *path, const TraceHeader *h, int version,
+                                       GError **err);
+/* One reference line of the `refs` event written last (version 2 only);
+ * the caller writes exactly its NREFS lines after it. */
+void trace_writer_write_ref(TraceWriter *w, const TraceRef *ref);
 /* Events go through a buffer; I/O errors are kept and reported by close.
  * The writer trusts its caller: names must follow FORMAT.md ([A-Za-z0-9_|],
  * syscall names up to 63 characters) and events the running-pid rule, or

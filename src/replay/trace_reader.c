@@ -31,6 +31,14 @@ struct TraceReader {
     TraceHeader *header;
     char *pending;       /* first event line, read while scanning the header */
     uint64_t pending_lineno;
+    int version;         /* 1 or 2 */
+    /* The refs event being read (version 2): its lines still to come, the
+     * instructions its `i` lines have still to account for, and where it
+     * started (for messages). */
+    uint32_t refs_left;
+    uint64_t refs_insns_left;
+    uint64_t refs_lineno;
+    GArray *ref_lines;   /* uint64_t: line of each reference of the last chunk */
     bool running;        /* a pid runs */
     bool started;        /* an event was returned */
     uint32_t current;
@@ -87,12 +95,14 @@ static bool read_version(TraceReader *r, GError **err)
                     linereader_path(r->lines), line);
         return false;
     }
-    if (strcmp(line + plen + 1, "1") != 0) {
+    const char *v = line + plen + 1;
+    if (strcmp(v, "1") != 0 && strcmp(v, "2") != 0) {
         g_set_error(err, TRACE_ERROR, TRACE_ERROR_VERSION,
-                    "%s:1: trace format version '%.20s' (this vmsplit reads version %d)",
-                    linereader_path(r->lines), line + plen + 1, TRACE_FORMAT_VERSION);
+                    "%s:1: trace format version '%.20s' (this vmsplit reads versions 1 and %d)",
+                    linereader_path(r->lines), v, TRACE_FORMAT_VERSION);
         return false;
     }
+    r->version = v[0] - '0';
     return true;
 }
 
@@ -199,11 +209,124 @@ static bool parse_line(TraceReader *r, const char *line, size_t len, uint64_t no
     return true;
 }
 
+/* Whether a line is a reference line (a kind letter and a blank), which
+ * only a refs block may hold. */
+static bool is_ref_line(const char *line)
+{
+    return (line[0] == 'i' || line[0] == 'r' || line[0] == 'w' || line[0] == 'm') &&
+           (line[1] == ' ' || line[1] == '\t');
+}
+
+/* The next reference line of the block into *ref (its number in *no):
+ * the fast path for a line in the writer's spelling, else the general
+ * one (comments, blank lines, other spellings, and every error). */
+static bool next_ref(TraceReader *r, TraceRef *ref, uint64_t *no, GError **err)
+{
+    size_t len;
+    char *line;
+    GError *e = NULL;
+    if (!linereader_next(r->lines, &line, &len, &e)) {
+        if (e) {
+            g_propagate_error(err, e);
+            return false;
+        }
+        line = NULL;
+    }
+    *no = linereader_lineno(r->lines);
+    if (line && trace_parse_ref_fast(line, len, ref))
+        return true;
+    while (line) {                  /* comments and blank lines are allowed */
+        if (memchr(line, '\0', len))
+            return set_parse_error(err, r, *no, "NUL byte in line (expected text)");
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '\0' && *p != '#')
+            break;
+        if (!linereader_next(r->lines, &line, &len, &e)) {
+            if (e) {
+                g_propagate_error(err, e);
+                return false;
+            }
+            line = NULL;
+        }
+        *no = linereader_lineno(r->lines);
+    }
+    if (!line || !is_ref_line(line)) {
+        char *msg = g_strdup_printf(
+            "expected %u more reference line(s) (i/r/w/m ADDR ...) of the refs event at "
+            "line %" G_GUINT64_FORMAT ", got %s%.40s%s", r->refs_left, r->refs_lineno,
+            line ? "'" : "the end of the file", line ? line : "", line ? "'" : "");
+        set_parse_error(err, r, line ? *no : r->refs_lineno, msg);
+        g_free(msg);
+        return false;
+    }
+    return trace_parse_ref(line, ref, linereader_path(r->lines), *no, err);
+}
+
+bool trace_reader_refs(TraceReader *r, TraceRef *buf, size_t max, size_t *n, GError **err)
+{
+    size_t k = 0;
+    if (!r->ref_lines)
+        r->ref_lines = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    g_array_set_size(r->ref_lines, MIN(max, (size_t)r->refs_left));
+    uint64_t *lines = (uint64_t *)(void *)r->ref_lines->data;
+    while (k < max && r->refs_left) {
+        TraceRef *ref = &buf[k];
+        uint64_t no;
+        if (!next_ref(r, ref, &no, err))
+            return false;
+        lines[k] = no;
+        if (ref->kind == TRACE_REF_FETCH) {
+            if (ref->n > r->refs_insns_left) {
+                set_parse_error(err, r, no, "instruction counts of the i lines that add up to "
+                                            "the refs event's INSNS (this one goes over)");
+                return false;
+            }
+            r->refs_insns_left -= ref->n;
+        }
+        r->refs_left--;
+        k++;
+        if (!r->refs_left && r->refs_insns_left) {
+            char *msg = g_strdup_printf("instruction counts of the i lines that add up to the "
+                                        "refs event's INSNS (%" G_GUINT64_FORMAT " short)",
+                                        r->refs_insns_left);
+            set_parse_error(err, r, no, msg);
+            g_free(msg);
+            return false;
+        }
+    }
+    *n = k;
+    return true;
+}
+
+int trace_reader_version(const TraceReader *r) { return r->version; }
+
+uint64_t trace_reader_ref_line(const TraceReader *r, size_t k)
+{
+    g_assert(r->ref_lines && k < r->ref_lines->len);
+    return g_array_index(r->ref_lines, uint64_t, k);
+}
+
+/* The reference lines of the last refs event the caller did not read. */
+static bool skip_refs(TraceReader *r, GError **err)
+{
+    TraceRef scratch[256];
+    size_t n;
+    do
+        if (!trace_reader_refs(r, scratch, G_N_ELEMENTS(scratch), &n, err))
+            return false;
+    while (n);
+    return true;
+}
+
 bool trace_reader_next(TraceReader *r, TraceEvent *ev, GError **err)
 {
     char *line;
     uint64_t no;
     size_t len;
+    if (r->refs_left && !skip_refs(r, err))
+        return false;
     if (r->pending) {
         line = r->pending;
         no = r->pending_lineno;
@@ -221,7 +344,24 @@ bool trace_reader_next(TraceReader *r, TraceEvent *ev, GError **err)
             return set_parse_error(err, r, no, "an event (header lines '@key value' must come "
                                                "before the first event)");
     }
+    if (is_ref_line(line)) {
+        set_parse_error(err, r, no, "an event: a reference line (i/r/w/m) comes only after a "
+                                    "refs event, as many as it announces");
+        g_free(r->pending);
+        r->pending = NULL;
+        return false;
+    }
     bool ok = parse_line(r, line, len, no, ev, err) && check_running(r, ev, no, err);
+    if (ok && ev->kind == TRACE_EV_REFS) {
+        if (r->version < 2) {
+            ok = set_parse_error(err, r, no, "an event of version 1 (a refs event needs "
+                                             "'" TRACE_VERSION_PREFIX " 2')");
+        } else {
+            r->refs_left = ev->u.refs.nrefs;
+            r->refs_insns_left = ev->u.refs.insns;
+            r->refs_lineno = no;
+        }
+    }
     if (r->pending) {
         g_free(r->pending);
         r->pending = NULL;
@@ -235,6 +375,8 @@ void trace_reader_close(TraceReader *r)
         return;
     linereader_close(r->lines);
     trace_header_free(r->header);
+    if (r->ref_lines)
+        g_array_free(r->ref_lines, TRUE);
     g_free(r->pending);
     g_free(r);
 }

@@ -20,6 +20,7 @@ struct TraceWriter {
     size_t used;
     char *zbuf;           /* compressed output */
     GError *error;        /* first failure */
+    int version;
 };
 
 static void fail_io(TraceWriter *w, const char *what, int errnum)
@@ -84,7 +85,15 @@ static void put_line(TraceWriter *w, const char *s, size_t n)
 
 TraceWriter *trace_writer_open(const char *path, const TraceHeader *h, GError **err)
 {
+    return trace_writer_open_version(path, h, 1, err);
+}
+
+TraceWriter *trace_writer_open_version(const char *path, const TraceHeader *h, int version,
+                                       GError **err)
+{
+    g_return_val_if_fail(version >= 1 && version <= TRACE_FORMAT_VERSION, NULL);
     TraceWriter *w = g_new0(TraceWriter, 1);
+    w->version = version;
     bool is_stdout = strcmp(path, "-") == 0;
     w->name = g_strdup(is_stdout ? "<stdout>" : path);
     w->fp = is_stdout ? stdout : fopen(path, "wb");
@@ -101,10 +110,9 @@ TraceWriter *trace_writer_open(const char *path, const TraceHeader *h, GError **
         w->zbuf = g_malloc(OUT_BUF);
     }
     w->buf = g_malloc(OUT_BUF);
-    char version[32];
-    int n = g_snprintf(version, sizeof version, "%s %d", TRACE_VERSION_PREFIX,
-                       TRACE_FORMAT_VERSION);
-    put_line(w, version, (size_t)n);
+    char vline[32];
+    int n = g_snprintf(vline, sizeof vline, "%s %d", TRACE_VERSION_PREFIX, w->version);
+    put_line(w, vline, (size_t)n);
     for (guint i = 0; h && i < trace_header_size(h); i++) {
         const char *k, *v;
         trace_header_nth(h, i, &k, &v);
@@ -115,9 +123,18 @@ TraceWriter *trace_writer_open(const char *path, const TraceHeader *h, GError **
     return w;
 }
 
+void trace_writer_write_ref(TraceWriter *w, const TraceRef *ref)
+{
+    char line[64];
+    g_assert(w->version >= 2);
+    size_t n = trace_format_ref(ref, line);
+    put_line(w, line, n);
+}
+
 void trace_writer_write(TraceWriter *w, const TraceEvent *ev)
 {
     char line[TRACE_LINE_MAX];
+    g_assert(ev->kind != TRACE_EV_REFS || w->version >= 2);
     size_t n = trace_format_event(ev, line);
     put_line(w, line, n);
 }

@@ -333,7 +333,8 @@ typedef struct {
 static const BadCase bad_cases[] = {
     {"", 1, "empty file", TRACE_ERROR_PARSE},
     {"100 user 1 1 seq\n", 1, "'#vmsplit-trace 1' as the first line", TRACE_ERROR_PARSE},
-    {"#vmsplit-trace 2\n", 1, "version '2' (this vmsplit reads version 1)", TRACE_ERROR_VERSION},
+    {"#vmsplit-trace 3\n", 1, "version '3' (this vmsplit reads versions 1 and 2)",
+     TRACE_ERROR_VERSION},
     {"#vmsplit-trace 1\n@Bad key\n", 2, "header line", TRACE_ERROR_PARSE},
     {"#vmsplit-trace 1\n5 user 100 0 hot\n", 2, "working set in pages (1 or more), got '0'",
      TRACE_ERROR_PARSE},

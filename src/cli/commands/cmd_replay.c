@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 typedef struct {
-    char *cpu, *layout, *ram, *profiles, *stubs, *struct_page, *jobs;
+    char *cpu, *layout, *ram, *profiles, *fault_profiles, *stubs, *struct_page, *jobs;
     gboolean sysenter, json, csv, no_progress, no_ffwd;
 } Opts;
 
@@ -28,6 +28,8 @@ static GOptionEntry *common_entries(Opts *o, bool compare)
         { "ram", 0, 0, G_OPTION_ARG_STRING, &o->ram, "installed RAM (default 4G)", "SIZE" },
         { "sysenter", 0, 0, G_OPTION_ARG_NONE, &o->sysenter, "enter the kernel with sysenter instead of int 0x80", NULL },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
+        { "fault-profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->fault_profiles,
+          "page-fault profiles for version-2 traces (default src/kernel_model/faults.ini)", "FILE" },
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o->stubs, "entry/exit stubs (.asm or .o) instead of the layout's", "FILE" },
         { "struct-page", 0, 0, G_OPTION_ARG_STRING, &o->struct_page, "sizeof(struct page) for the lowmem model, 16 to 256 (default 40)", "B" },
         { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print JSON", NULL },
@@ -47,6 +49,7 @@ static void opts_free(Opts *o)
     g_free(o->layout);
     g_free(o->ram);
     g_free(o->profiles);
+    g_free(o->fault_profiles);
     g_free(o->stubs);
     g_free(o->struct_page);
     g_free(o->jobs);
@@ -198,7 +201,8 @@ static int run(int argc, char **argv, bool compare)
             goto out;
         }
         jobs[i].cfg = (ReplayConfig){ .preset = p, .layout = l, .ram = ram, .sysenter = o.sysenter,
-                                      .profiles = o.profiles, .stubs = stub_obj ? stub_obj : o.stubs,
+                                      .profiles = o.profiles, .fault_profiles = o.fault_profiles,
+                                      .stubs = stub_obj ? stub_obj : o.stubs,
                                       .struct_page = (uint32_t)struct_page,
                                       .no_fast_forward = o.no_ffwd,
                                       .progress = !o.no_progress && n == 1 };

@@ -77,6 +77,14 @@ irq_entry:
     SWITCH_KERNELSPACE
     jmp irq_call
 
+; entry.S page_fault -> error_code: the same __SWITCH_KERNELSPACE as
+; system_call (its pushes are SAVE_ALL's here): a CR3 write in, one out.
+global page_fault_entry
+page_fault_entry:
+    SAVE_ALL
+    SWITCH_KERNELSPACE
+    jmp fault_call
+
 ; entry.S restore_all: RESTORE_ALL = __SWITCH_USERSPACE + __RESTORE_ALL.
 ret_from_fork:                      ; a new task's first return to user mode
 restore_all:
@@ -156,6 +164,10 @@ sysenter_call:
 irq_call:
     CALL_IRQ
     CONTEXT_SWITCH 0, restore_all
+    jmp restore_all
+
+fault_call:
+    CALL_FAULT
     jmp restore_all
 
 section .entry_data progbits alloc noexec write align=32

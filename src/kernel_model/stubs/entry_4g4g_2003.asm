@@ -61,6 +61,14 @@ irq_entry:
     SWITCH
     jmp irq_call
 
+; entry.S page_fault -> error_code: the same __SWITCH as system_call (its
+; pushes are SAVE_ALL's here).
+global page_fault_entry
+page_fault_entry:
+    SAVE_ALL
+    SWITCH
+    jmp fault_call
+
 ; entry.S restore_all: RESTORE_ALL.
 ret_from_fork:
 restore_all:
@@ -113,6 +121,10 @@ syscall_call:
 irq_call:
     CALL_IRQ
     CONTEXT_SWITCH 0, restore_all
+    jmp restore_all
+
+fault_call:
+    CALL_FAULT
     jmp restore_all
 
 ; return_path_start/_end: kernel variables holding the markers' addresses

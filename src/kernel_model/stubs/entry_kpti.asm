@@ -19,7 +19,8 @@ global int80_entry, sysenter_entry, irq_entry, ret_from_fork, cpu_data
 
 ; SWITCH_TO_KERNEL_CR3 + SWITCH_TO_KERNEL_STACK (scratch: the user's
 ; edi/esi/ecx, saved on the entry stack and restored from it after the copy).
-%macro ENTER_KERNEL 0
+; %1: the bytes the CPU pushed (HW_FRAME, or HW_FRAME + 4 with an error code).
+%macro ENTER_KERNEL 1
     push edi
     push esi
     push ecx
@@ -27,26 +28,34 @@ global int80_entry, sysenter_entry, irq_entry, ret_from_fork, cpu_data
     mov cr3, edi
     lea esi, [esp + 12]
     mov edi, [cpu_data + CD_STACK_TOP]
-    sub edi, HW_FRAME
-    mov ecx, HW_FRAME / 4
+    sub edi, %1
+    mov ecx, (%1) / 4
     rep movsd
     mov esi, esp
     mov esp, [cpu_data + CD_STACK_TOP]
-    sub esp, HW_FRAME
+    sub esp, %1
     mov ecx, [esi]
     mov edi, [esi + 8]
     mov esi, [esi + 4]
 %endmacro
 
 int80_entry:
-    ENTER_KERNEL
+    ENTER_KERNEL HW_FRAME
     jmp syscall_call
 
 ; Interrupts arrive from user mode in this model (the replay raises them
 ; only between user instructions), so they always switch.
 irq_entry:
-    ENTER_KERNEL
+    ENTER_KERNEL HW_FRAME
     jmp irq_call
+
+; The page fault from user mode (4.19 entry_32.S page_fault -> common_exception:
+; the same SWITCH_TO_KERNEL_STACK/CR3, the error code copied with the frame,
+; where orig_eax goes).
+global page_fault_entry
+page_fault_entry:
+    ENTER_KERNEL HW_FRAME + 4
+    jmp fault_call
 
 sysenter_entry:
     mov esp, [esp]                  ; the entry stack top
@@ -138,6 +147,10 @@ irq_call:
     jmp restore_all
 
 NOT_MODELLED
+fault_call:
+    SAVE_ALL
+    CALL_FAULT
+    jmp restore_all
 
 section .entry_data progbits alloc noexec write align=32
 cpu_data:

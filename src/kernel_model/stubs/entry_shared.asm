@@ -79,3 +79,14 @@ NOT_MODELLED
 section .entry_data progbits alloc noexec write align=32
 cpu_data:
     times CD_SIZE db 0
+
+; The page fault (vector 14, an interrupt gate: 2.6 set_intr_gate(14,
+; &page_fault)), in a section of its own after cpu_data so that nothing
+; above moves: the CPU switched to TSS.esp0 and pushed ss, esp, eflags, cs,
+; eip and the error code; no CR3 write on this layout.
+section .text progbits alloc exec nowrite align=16
+global page_fault_entry
+page_fault_entry:
+    SAVE_ALL
+    CALL_FAULT
+    jmp restore_all

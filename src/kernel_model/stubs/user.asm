@@ -56,3 +56,20 @@ user_work_loop:                     ; the loop head: the fast-forward (userwork.
     jnz .loop
 user_work_done:
     nop
+
+; A first touch of a page (kernel_model/usermm.h): EBX = the address. The
+; reference faults (#PF) if the page is not present or, for a write, not
+; writable; the kernel's handler maps it and the return retries the
+; instruction, which then completes. One byte, so that it stays in the
+; page. The fetch touch calls the page: a file-backed page the handler
+; maps for it holds RET (0xC3) bytes, so the call returns at once.
+global user_touch_read, user_touch_write, user_touch_exec
+user_touch_read:
+    mov al, [ebx]
+    jmp user_int80_done
+user_touch_write:
+    mov [ebx], al
+    jmp user_int80_done
+user_touch_exec:
+    call ebx
+    jmp user_int80_done
