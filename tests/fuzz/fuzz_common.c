@@ -7,6 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A g_critical (a g_return_if_fail that failed) is a caller's bug, here a
+ * parser handing on what it should have rejected: a crash for the fuzzer,
+ * not a line on stderr. */
+__attribute__((constructor)) static void criticals_are_fatal(void)
+{
+    g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+}
+
 static char *dir;
 static GHashTable *paths;        /* suffix -> path */
 

@@ -335,6 +335,9 @@ static const BadCase bad_cases[] = {
     {"100 user 1 1 seq\n", 1, "'#vmsplit-trace 1' as the first line", TRACE_ERROR_PARSE},
     {"#vmsplit-trace 2\n", 1, "version '2' (this vmsplit reads version 1)", TRACE_ERROR_VERSION},
     {"#vmsplit-trace 1\n@Bad key\n", 2, "header line", TRACE_ERROR_PARSE},
+    /* found by tests/fuzz (trace): the CR was dropped with a g_critical */
+    {"#vmsplit-trace 1\n@source a\rb\n", 2, "header value without a carriage return",
+     TRACE_ERROR_PARSE},
     {"#vmsplit-trace 1\n5 user 100 0 hot\n", 2, "working set in pages (1 or more), got '0'",
      TRACE_ERROR_PARSE},
     {"#vmsplit-trace 1\n5 user 100 4 zigzag\n", 2, "access pattern", TRACE_ERROR_PARSE},
