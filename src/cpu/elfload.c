@@ -170,7 +170,36 @@ static const char *scn_name(const Loader *ld, const GElf_Shdr *sh)
     return s ? s : "?";
 }
 
-/* Every section with contents lies inside the file; names readable. */
+/* One section header, every field a later step uses (gABI ch. 4
+ * "Sections"): the contents of every section that has some in the file lie
+ * inside it; a loadable (SHF_ALLOC) section is an active one and its
+ * alignment is a power of two. read_sections, read_symbols and
+ * apply_relocations then trust these fields. SHT_NULL marks an inactive
+ * header whose other members are undefined, so it must not claim to be
+ * loaded: read_sections would copy bytes from an offset nobody checked. */
+static bool check_one_section(Loader *ld, size_t i, const GElf_Shdr *sh, GError **err)
+{
+    const char *nm = i == ld->shstrndx ? "(the section-name table)" : scn_name(ld, sh);
+    if (sh->sh_type == SHT_NULL) {
+        if (sh->sh_flags & SHF_ALLOC)
+            return fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
+                        "section [%zu] %s: type SHT_NULL (an inactive header) is marked "
+                        "SHF_ALLOC", i, nm);
+        return true;             /* never read */
+    }
+    if (sh->sh_type != SHT_NOBITS && sh->sh_offset + sh->sh_size > ld->size)
+        return fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
+                    "truncated: section [%zu] %s needs bytes up to %" G_GUINT64_FORMAT
+                    ", the file has %zu", i, nm, (uint64_t)(sh->sh_offset + sh->sh_size),
+                    ld->size);
+    if ((sh->sh_flags & SHF_ALLOC) && (sh->sh_addralign & (sh->sh_addralign - 1)))
+        return fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
+                    "section %s: alignment %" G_GUINT64_FORMAT " is not a power of two", nm,
+                    (uint64_t)sh->sh_addralign);
+    return true;
+}
+
+/* Every section header checked (check_one_section); names readable. */
 static bool check_sections(Loader *ld, GError **err)
 {
     if (elf_getshdrnum(ld->elf, &ld->shnum) != 0 ||
@@ -185,15 +214,8 @@ static bool check_sections(Loader *ld, GError **err)
         GElf_Shdr sh;
         if (!gelf_getshdr(elf_getscn(ld->elf, i), &sh))
             return fail(err, ELFLOAD_ERROR_FORMAT, ld->name, "section %zu: %s", i, elf_errmsg(-1));
-        if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
-            continue;
-        if (sh.sh_offset + sh.sh_size > ld->size) {
-            const char *nm = i == ld->shstrndx ? "(the section-name table)" : scn_name(ld, &sh);
-            return fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
-                        "truncated: section [%zu] %s needs bytes up to %" G_GUINT64_FORMAT
-                        ", the file has %zu", i, nm, (uint64_t)(sh.sh_offset + sh.sh_size),
-                        ld->size);
-        }
+        if (!check_one_section(ld, i, &sh, err))
+            return false;
     }
     return true;
 }
@@ -230,12 +252,9 @@ static bool read_sections(Loader *ld, GError **err)
         s->align = sh.sh_addralign ? (uint32_t)sh.sh_addralign : 1;
         s->flags = (sh.sh_flags & SHF_WRITE ? ELFLOAD_W : 0) |
                    (sh.sh_flags & SHF_EXECINSTR ? ELFLOAD_X : 0);
-        if (s->align & (s->align - 1))
-            return fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
-                        "section %s: alignment %u is not a power of two", s->name, s->align);
         if (!(s->bytes = alloc_zeroed(ld, s->name, s->size, err)))
             return false;
-        if (!s->nobits)          /* within the file: check_sections */
+        if (!s->nobits)          /* active, within the file: check_one_section */
             memcpy(s->bytes, ld->img + sh.sh_offset, s->size);
     }
     return true;

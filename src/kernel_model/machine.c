@@ -21,6 +21,11 @@
 #define EFER_NXE (1ULL << 11)
 #define EFLAGS_USER 0x202u          /* IF, bit 1 */
 #define PCID_USER_BIT 0x800u        /* Linux PTI: user PCID = kernel PCID | bit 11 */
+/* The watchdog: the most instructions a syscall, a switch or the edges of
+ * a user-work run may take to come back to user mode. Kernel paths here
+ * are thousands of instructions, so this only catches a stub that never
+ * returns. User work is not counted against it: a run of the user loop
+ * gets its own known length on top (machine_user_work). */
 #define MAX_STEPS_PER_EVENT 50000000ULL
 
 /* Offsets of the per-CPU block (stubs/common.inc). */
@@ -667,13 +672,30 @@ static int on_stop(Machine *m, CpuStop s, GError **err)
     return 0;
 }
 
-/* Run on until the core is back in user mode at one of the rest points. */
-static bool keep_running(Machine *m, GError **err)
+/* "EIP 0x... = sym+0x12 in the kernel stubs (CPL 0)": where the core is,
+ * named from the stub and user-code symbols when one covers it. */
+static char *describe_eip(const Machine *m)
+{
+    uint32_t eip = cpu_eip(m->cpu), off;
+    const char *sym;
+    GString *s = g_string_new(NULL);
+    g_string_printf(s, "EIP 0x%08x", eip);
+    if (m->stubs && elfload_symbol_at(m->stubs, eip, &sym, &off))
+        g_string_append_printf(s, " = %s+0x%x in the kernel stubs", sym, off);
+    else if (m->user && elfload_symbol_at(m->user, eip, &sym, &off))
+        g_string_append_printf(s, " = %s+0x%x in the user code", sym, off);
+    g_string_append_printf(s, ", CPL %d", cpu_cpl(m->cpu));
+    return g_string_free(s, FALSE);
+}
+
+/* Run on until the core is back in user mode at one of the rest points,
+ * within budget instructions (the watchdog). */
+static bool keep_running(Machine *m, uint64_t budget, GError **err)
 {
     uint64_t done = 0;
-    while (done < MAX_STEPS_PER_EVENT) {
+    while (done < budget) {
         uint64_t i0 = cpu_insns(m->cpu);
-        CpuStop s = cpu_run(m->cpu, MAX_STEPS_PER_EVENT - done);
+        CpuStop s = cpu_run(m->cpu, budget - done);
         done += cpu_insns(m->cpu) - i0 + 1;
         int r = on_stop(m, s, err);
         if (r)
@@ -681,16 +703,18 @@ static bool keep_running(Machine *m, GError **err)
         if (s == CPU_STOP_MAX_INSNS)
             break;
     }
+    char *where = describe_eip(m);
     g_set_error(err, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
-                "no return to user mode after %llu instructions (EIP 0x%08x)",
-                (unsigned long long)MAX_STEPS_PER_EVENT, cpu_eip(m->cpu));
+                "no return to user mode after %llu instructions (%s): a kernel stub that "
+                "never returns?", (unsigned long long)budget, where);
+    g_free(where);
     return false;
 }
 
 static bool run_to_rest(Machine *m, GError **err)
 {
     m->have_fault = false;
-    return keep_running(m, err);
+    return keep_running(m, MAX_STEPS_PER_EVENT, err);
 }
 
 bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6], uint32_t *ret,
@@ -724,7 +748,7 @@ static bool ff_run(void *user, uint64_t steps)
  * fast-forward, then the rest to user_work_done. A stop anywhere else is
  * taken as run_to_rest takes it. */
 static bool user_work_ffwd(Machine *m, uint32_t va, uint32_t bytes, uint32_t stride,
-                           GError **err)
+                           uint64_t budget, GError **err)
 {
     m->have_fault = false;
     uint32_t bp[4] = { m->u_int80_done, m->u_sysenter_done, m->u_work_done, m->u_work_loop };
@@ -739,10 +763,10 @@ static bool user_work_ffwd(Machine *m, uint32_t va, uint32_t bytes, uint32_t str
                        .va = va, .bytes = bytes, .stride = stride, .run = ff_run, .user = m,
                        .scratch = m->ff_scratch };
         if (userwork_fast_forward(&w, &m->skips))
-            return keep_running(m, err);
+            return keep_running(m, budget, err);
     }
     int r = on_stop(m, m->ff_stop, err);
-    return r ? r > 0 : keep_running(m, err);
+    return r ? r > 0 : keep_running(m, budget, err);
 }
 
 void machine_set_fast_forward(Machine *m, bool on) { m->ffwd = on; }
@@ -768,11 +792,14 @@ bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
         cpu_set_reg(m->cpu, REG_EDI, bytes);
         cpu_set_reg(m->cpu, REG_EDX, stride);
         cpu_set_eip(m->cpu, m->u_work);
-        /* Fast-forward only a run the plain path completes within its
-         * step budget, so that both give the same result, errors too. */
-        bool ff = m->ffwd && m->u_work_loop && userwork_worth(n, stride) &&
-                  (uint64_t)n * USER_WORK_INSNS_PER_ITER + 64 <= MAX_STEPS_PER_EVENT;
-        if (!(ff ? user_work_ffwd(m, va, bytes, stride, err) : run_to_rest(m, err)))
+        /* The watchdog's budget: the loop's own length (ECX bounds it)
+         * plus the allowance of any kernel path. Both paths get it, so the
+         * fast-forward and the plain run end alike, errors too. */
+        uint64_t budget = (uint64_t)n * USER_WORK_INSNS_PER_ITER + MAX_STEPS_PER_EVENT;
+        bool ff = m->ffwd && m->u_work_loop && userwork_worth(n, stride);
+        m->have_fault = false;
+        if (!(ff ? user_work_ffwd(m, va, bytes, stride, budget, err)
+                 : keep_running(m, budget, err)))
             return false;
         iters -= n;
     }

@@ -96,7 +96,10 @@ bool machine_map_user(Machine *m, int task, uint32_t va, uint32_t npages,
 bool machine_syscall(Machine *m, uint32_t nr, const uint32_t args[6],
                      uint32_t *ret, GError **err);
 /* Run about insns user-mode instructions stepping through a working set of
- * bytes at va (mapped by the caller) with the given stride. */
+ * bytes at va (mapped by the caller) with the given stride. Any count: the
+ * watchdog that fails a kernel path never returning to user mode (50 M
+ * instructions, err names the EIP and its stub symbol) is given the loop's
+ * own length on top. */
 bool machine_user_work(Machine *m, uint64_t insns, uint32_t va, uint32_t bytes,
                        uint32_t stride, GError **err);
 /* User work is fast-forwarded by default: once the memory system repeats

@@ -97,8 +97,11 @@ bool gen_options_check(const Generator *gen, const GenOptions *o, GError **err)
         bad = "--clock-mhz: expected a positive number";
     else if (!(o->ipc > 0) || !isfinite(o->ipc))
         bad = "--ipc: expected a positive number";
-    else if (o->rate > 0 && o->clock_mhz * 1e6 * o->ipc / o->rate > 1e15)
-        bad = "--rate: too low (more than 10^15 user instructions per syscall)";
+    else if (o->rate > 0 && o->clock_mhz * 1e6 * o->ipc / o->rate > (double)TRACE_USER_INSNS_MAX)
+        bad = "--rate: too low (more than 10^12 user instructions per syscall, the most a "
+              "trace's user event holds)";
+    else if (o->have_user_insns && o->user_insns > TRACE_USER_INSNS_MAX)
+        bad = "--user-insns: expected at most 10^12 (the most a trace's user event holds)";
     if (bad) {
         g_set_error_literal(err, GEN_ERROR, GEN_ERROR_OPTION, bad);
         return false;

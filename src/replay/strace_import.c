@@ -287,10 +287,16 @@ static void user_work(StraceImporter *imp, PidState *ps, bool has_t, uint64_t st
         return;
     TraceEvent ev;
     trace_event_init(&ev, TRACE_EV_USER, ps->pid);
-    ev.u.user.insns = insns >= 1.8e19 ? UINT64_MAX : (uint64_t)insns;
     ev.u.user.pages = imp->opt.user_pages;
     ev.u.user.pattern = (uint8_t)imp->opt.user_pattern;
-    emit(imp, &ev);
+    /* A gap longer than one event may hold is several events, together
+     * the whole gap (a stop of hours: thousands of events, not a bad trace). */
+    uint64_t left = insns >= 1.8e19 ? UINT64_MAX : (uint64_t)insns;
+    while (left) {
+        ev.u.user.insns = MIN(left, TRACE_USER_INSNS_MAX);
+        left -= ev.u.user.insns;
+        emit(imp, &ev);
+    }
 }
 
 static void state_events(StraceImporter *imp, PidState *ps, const StraceCall *c,

@@ -586,6 +586,10 @@ static bool parse_body(Cur *c, TraceEvent *ev)
     case TRACE_EV_USER:
         if (!token(c) || !parse_u64(c->tok, c->len, &ev->u.user.insns))
             return fail(c, "an instruction count");
+        G_STATIC_ASSERT(TRACE_USER_INSNS_MAX == 1000000000000ULL);   /* the message's figure */
+        if (ev->u.user.insns > TRACE_USER_INSNS_MAX)
+            return fail(c, "an instruction count of at most 1000000000000 (10^12; split longer "
+                           "work into several user events)");
         if (!token(c) || !parse_u32(c->tok, c->len, &ev->u.user.pages) || !ev->u.user.pages)
             return fail(c, "a working set in pages (1 or more)");
         if (!token(c))

@@ -87,6 +87,15 @@ typedef struct {
     uint64_t dur_ns;    /* wall time inside the call, 0 if unknown */
 } TraceSyscall;
 
+/* The largest INSNS of a `user` event (FORMAT.md): 10^12 instructions,
+ * six minutes of one 2.8 GHz CPU at one instruction a cycle without a
+ * system call. A replay runs it in ECX-sized runs of the user loop, fast-
+ * forwarded (kernel_model/userwork.h), in about a second of host time;
+ * without a fast-forward (a random TLB policy) at the core's speed, hours.
+ * A trace's sums stay far from 2^64 cycles. Longer work is several events
+ * (the strace importer splits it). The reader rejects more. */
+#define TRACE_USER_INSNS_MAX 1000000000000ULL
+
 typedef struct {
     uint8_t kind;  /* TraceEventKind */
     uint32_t pid;

@@ -123,13 +123,17 @@ static bool read_header(TraceReader *r, GError **err)
         bool ok = *key != '\0';
         for (const char *k = key; *k && ok; k++)
             ok = g_ascii_islower(*k) || g_ascii_isdigit(*k) || *k == '-';
-        if (ok)
+        /* A CR inside the value (only a line's last one is its ending):
+         * a header cannot hold it (trace_header_set), nor a writer write it. */
+        bool cr = ok && sp && strchr(sp + 1, '\r');
+        if (ok && !cr)
             trace_header_set(r->header, key, sp ? sp + 1 : "");
         g_free(key);
-        if (!ok)
+        if (!ok || cr)
             return set_parse_error(err, r, linereader_lineno(r->lines),
-                                   "expected a header line '@key value' with a key of "
-                                   "[a-z0-9-] characters");
+                                   cr ? "expected a header value without a carriage return"
+                                      : "expected a header line '@key value' with a key of "
+                                        "[a-z0-9-] characters");
     }
     if (e) {
         g_propagate_error(err, e);

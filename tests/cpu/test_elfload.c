@@ -626,8 +626,31 @@ static void bad_common(uint8_t *img, size_t *size)
     raw_symbol(img, "counter")->st_shndx = SHN_COMMON;
 }
 
+/* Issue 19's crash: an inactive (SHT_NULL) header flagged SHF_ALLOC with an
+ * offset far past the file. check_sections skipped SHT_NULL, read_sections
+ * copied from img + 0xd0000160 (SIGSEGV). The gABI leaves an inactive
+ * header's other fields undefined, so it cannot be loaded. */
+static void bad_null_alloc(uint8_t *img, size_t *size)
+{
+    (void)size;
+    Elf32_Shdr *sh = raw_section(img, ".rodata", NULL);
+    sh->sh_type = SHT_NULL;
+    sh->sh_offset = 0xd0000160;
+}
+/* Every header used is checked, whatever its type: a relocation section
+ * whose entries lie past the end of the file. */
+static void bad_rel_extent(uint8_t *img, size_t *size)
+{
+    (void)size;
+    raw_section(img, ".rel.data", NULL)->sh_offset = 0xfffffff0;
+}
+
 START_TEST(test_bad_files)
 {
+    expect_bad(bad_null_alloc, ELFLOAD_ERROR_FORMAT,
+               "section [3] .rodata: type SHT_NULL (an inactive header) is marked SHF_ALLOC");
+    expect_bad(bad_rel_extent, ELFLOAD_ERROR_FORMAT,
+               "truncated: section [9] .rel.data needs bytes up to 4294967304");
     expect_bad(bad_magic, ELFLOAD_ERROR_FORMAT, "not an ELF file");
     expect_bad(bad_class, ELFLOAD_ERROR_FORMAT, "not ELF32: class 2 (ELFCLASS64)");
     expect_bad(bad_data, ELFLOAD_ERROR_FORMAT, "not little-endian");

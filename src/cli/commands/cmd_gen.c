@@ -88,9 +88,9 @@ static int to_options(RawArgs *r, GenOptions *o)
     if (r->rate && !parse_positive(r->rate, &o->rate))
         return usage_error("--rate: expected a positive number of syscalls per second, got '%s'",
                            r->rate);
-    if (r->insns && !parse_u64(r->insns, 0, 1000000000000000ull, &o->user_insns))
-        return usage_error("--user-insns: expected a whole number from 0 to 10^15, got '%s'",
-                           r->insns);
+    if (r->insns && !parse_u64(r->insns, 0, TRACE_USER_INSNS_MAX, &o->user_insns))
+        return usage_error("--user-insns: expected a whole number from 0 to 10^12 (the most a "
+                           "trace's user event holds), got '%s'", r->insns);
     o->have_user_insns = r->insns != NULL;
     if (r->clock && !parse_positive(r->clock, &o->clock_mhz))
         return usage_error("--clock-mhz: expected a positive number, got '%s'", r->clock);
