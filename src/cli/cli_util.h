@@ -22,6 +22,10 @@ bool cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd);
 #include <json-glib/json-glib.h>
 void cli_print_json(JsonBuilder *b);
 
+/* Whether kv is a --header argument: KEY=VALUE, KEY of [a-z0-9-]+ (a trace
+ * header key), VALUE one line. */
+bool cli_header_kv_valid(const char *kv);
+
 /* Parse "64G", "896M", "4096K", "123" (bytes) into bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);
 

@@ -889,6 +889,13 @@ static void write_header(Conv *c, const Image *root, uint64_t raw, uint64_t runs
     header_line(c, "order", buf);
     if (o->window)
         header_line(c, "window", o->window);
+    for (char **kv = o->header_extra; kv && *kv; kv++) {
+        const char *eq = strchr(*kv, '=');
+        g_assert(eq); /* checked by the caller */
+        char *k = g_strndup(*kv, (gsize)(eq - *kv));
+        header_line(c, k, eq + 1);
+        g_free(k);
+    }
     g_snprintf(buf, sizeof buf, "%" PRIu64, runs);
     header_line(c, "refs-merged", buf);
     g_snprintf(buf, sizeof buf, "%" PRIu64, raw);

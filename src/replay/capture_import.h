@@ -53,6 +53,8 @@ typedef struct {
     /* Header provenance: NULL takes a default (the root's command line,
      * the oldest stream's time, this host's name). */
     const char *command, *captured, *host, *window;
+    /* Extra header lines, "key=value" (NULL-terminated; may be NULL). */
+    char **header_extra;
 } CaptureImportOptions;
 
 typedef struct {

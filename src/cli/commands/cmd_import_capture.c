@@ -4,7 +4,7 @@
  *   vmsplit import-capture [--block-us N] [--slice-insns N] [--stack-reserve SIZE]
  *                          [--killed-signal SIG] [--drop-unmapped]
  *                          [--command TEXT] [--captured TEXT] [--host TEXT]
- *                          [--window TEXT] [-o OUT] DIR
+ *                          [--window TEXT] [--header KEY=VALUE]... [-o OUT] DIR
  *
  * The library does the work (src/replay/capture_import.c); this file parses
  * options and prints the summary on stderr. scripts/capture runs the
@@ -33,6 +33,7 @@ static int usage_error(const char *msg, const char *arg)
 
 typedef struct {
     char *block, *slice, *stack, *killed, *command, *captured, *host, *window, *out;
+    GStrv headers;
     gboolean drop;
 } RawArgs;
 
@@ -41,6 +42,7 @@ static void raw_args_clear(RawArgs *r)
     g_free(r->block), g_free(r->slice), g_free(r->stack), g_free(r->killed);
     g_free(r->command), g_free(r->captured), g_free(r->host), g_free(r->window);
     g_free(r->out);
+    g_strfreev(r->headers);
 }
 
 static bool parse_u64(const char *s, uint64_t min, uint64_t *out)
@@ -78,6 +80,10 @@ static int to_options(const RawArgs *r, CaptureImportOptions *o)
     o->host = r->host;
     o->window = r->window;
     o->drop_unmapped = r->drop;
+    for (char **kv = r->headers; kv && *kv; kv++)
+        if (!cli_header_kv_valid(*kv))
+            return usage_error("--header: expected KEY=VALUE with KEY of [a-z0-9-], got '%s'", *kv);
+    o->header_extra = r->headers;
     return -1;
 }
 
@@ -103,6 +109,8 @@ static GOptionContext *option_context(RawArgs *r)
          "Where it was captured (default: this host's name)", "TEXT"},
         {"window", 0, 0, G_OPTION_ARG_STRING, &r->window,
          "Which part of the run was kept, when not all of it (header @window)", "TEXT"},
+        {"header", 0, 0, G_OPTION_ARG_STRING_ARRAY, &r->headers,
+         "Extra header line @KEY VALUE (repeatable), e.g. minor-faults=1234", "KEY=VALUE"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &r->out,
          "Write the trace here (default: standard output; .gz compresses)", "OUT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
