@@ -740,16 +740,17 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
             uint64_t grow = (rec.u.map.flags & VMCAP_MAP_STACK) ? c->o->stack_reserve : 0;
             uint64_t dummy, end = rec.u.map.start + rec.u.map.len;
             const Image *im = g_ptr_array_index(p->images, p->image);
-            /* the mapping that holds the initial break (Valgrind announces
-             * its brk segment's first page): reserve the heap's folded
-             * room with it, so that the heap stays one range */
+            if (capture_fold_addr(p->fold, rec.u.map.start, &dummy) &&
+                capture_fold_addr(p->fold, end - 1, &dummy))
+                break; /* inside what an earlier record announced */
+            /* the mapping that holds (or ends at) the initial break
+             * (Valgrind announces its brk segment's first page): reserve
+             * the heap's folded room with it, so that the heap stays one
+             * range */
             if (im->brk_min && im->brk_min >= rec.u.map.start && im->brk_min <= end &&
                 im->brk_max > end && !capture_fold_map(p->fold, rec.u.map.start,
                                                        im->brk_max - rec.u.map.start, 0, err))
                 return false;
-            if (capture_fold_addr(p->fold, rec.u.map.start, &dummy) &&
-                capture_fold_addr(p->fold, rec.u.map.start + rec.u.map.len - 1, &dummy))
-                break; /* inside what an earlier record announced */
             if (!map_range(c, p, p->pid, rec.u.map.start, rec.u.map.len, rec.u.map.prot, flags,
                            grow, err))
                 return false;

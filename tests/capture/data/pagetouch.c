@@ -10,9 +10,13 @@
  * page: the loop keeps everything in registers at -O1 and above, and the
  * test allows the stack). With `fork`, a child process does the same rounds
  * after the parent's; with `thread`, a second thread does (the parent
- * joins it); with `exec`, the process then execs itself for R more rounds.
+ * joins it); with `straddle`, one 8-byte store across a page boundary
+ * follows between two more getppid calls; with `crash`, it then dies of
+ * SIGSEGV; with `exec`, the process then execs itself for R more rounds.
  * Written for the test, with no libc calls inside a round. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +65,17 @@ int main(int argc, char **argv)
         pthread_t t;
         pthread_create(&t, NULL, run_rounds, NULL);
         pthread_join(t, NULL);
+    } else if (argc > 3 && argv[3][0] == 's') {
+        /* one 8-byte store that straddles two pages of the area: 4 bytes
+         * at the end of its second page, 4 at the start of its third */
+        uint64_t v = 0x1122334455667788ull;
+        syscall(SYS_getppid);
+        __builtin_memcpy((char *)area + 2 * 4096 - 4, &v, sizeof v);
+        syscall(SYS_getppid);
+    } else if (argc > 3 && argv[3][0] == 'c') {
+        /* crash: a store to page 0 (SIGSEGV), after the rounds */
+        volatile int *low = (volatile int *)(uintptr_t)argc; /* address 4: never mapped */
+        *low = 1;
     } else if (argc > 3 && argv[3][0] == 'e') {
         /* exec: the same program again (argv[0] must be its path: under
          * Valgrind /proc/self/exe is the tool), without the mode argument */
