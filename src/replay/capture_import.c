@@ -57,6 +57,7 @@ typedef struct {
     GString *blk;
     uint32_t blk_lines;
     uint64_t slice_insns; /* instructions since the process got the CPU */
+    bool stop;            /* the window is full */
 } Conv;
 
 static void note(Conv *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -192,6 +193,7 @@ static bool add_run(Conv *c, Proc *p, const CaptureRec *rec, GError **err)
     g_string_append_len(c->blk, line, q - line);
     c->blk_lines++;
     c->st->refs_merged++;
+    c->st->refs_written += rec->u.run.n;
     return true;
 }
 
@@ -546,6 +548,10 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
             uint64_t now = rec.u.pre.t_ns;
             if (!on_syscall(c, p, rec.u.pre.tid, &yield, err))
                 return false;
+            if (c->o->window_lines && c->st->refs_merged >= c->o->window_lines) {
+                c->stop = true;
+                return true;
+            }
             if (!yield && c->slice_insns >= c->o->slice_insns) {
                 yield = true; /* the slice is over: others may run */
                 p->ready_ns = now;
@@ -625,8 +631,16 @@ static void write_header(Conv *c, const Image *root, uint64_t raw, uint64_t runs
                " us), its exit, or a syscall after %" PRIu64 " user instructions while others wait",
                o->block_us, o->slice_insns);
     header_line(c, "order", buf);
-    if (o->window)
-        header_line(c, "window", o->window);
+    if (o->window || o->window_lines) {
+        char *w = o->window_lines
+                      ? g_strdup_printf("%s%sthe first %" PRIu64 " reference lines of the capture, to "
+                                        "the next syscall (processes still running then have no exit)",
+                                        o->window ? o->window : "", o->window ? "; " : "",
+                                        o->window_lines)
+                      : g_strdup(o->window);
+        header_line(c, "window", w);
+        g_free(w);
+    }
     for (char **kv = o->header_extra; kv && *kv; kv++) {
         const char *eq = strchr(*kv, '=');
         g_assert(eq); /* checked by the caller */
@@ -702,8 +716,10 @@ static bool make_procs(Conv *c, GPtrArray *ims, GError **err)
     return true;
 }
 
-bool capture_import_dir(const char *dir, const char *out_path, const CaptureImportOptions *o,
-                        CaptureImportStats *st, GError **err)
+/* One conversion; hdr: the reference counts for the header (lines, raw),
+ * or NULL for the whole capture's. */
+static bool convert(const char *dir, const char *out_path, const CaptureImportOptions *o,
+                    const uint64_t *hdr, CaptureImportStats *st, GError **err)
 {
     memset(st, 0, sizeof *st);
     st->notes = g_string_new(NULL);
@@ -735,7 +751,8 @@ bool capture_import_dir(const char *dir, const char *out_path, const CaptureImpo
     bool out_is_open = ok;
     if (ok) {
         Proc *root = g_ptr_array_index(c.order, 0);
-        write_header(&c, g_ptr_array_index(root->images, 0), raw, runs, oldest);
+        write_header(&c, g_ptr_array_index(root->images, 0), hdr ? hdr[1] : raw,
+                     hdr ? hdr[0] : runs, oldest);
         st->processes = c.order->len;
         for (guint i = 0; ok && i < c.order->len; i++) {
             Proc *p = g_ptr_array_index(c.order, i);
@@ -743,7 +760,7 @@ bool capture_import_dir(const char *dir, const char *out_path, const CaptureImpo
                 note(&c, "pid %" PRIu32 " has no parent in the capture: a second root", p->pid);
         }
         Proc *p;
-        while (ok && (p = pick(&c))) {
+        while (ok && !c.stop && (p = pick(&c))) {
             if (!p->rd) { /* its first turn: a root's start, or a forked child's */
                 if (p->root) {
                     ok = start_image(&c, p, 0, NULL, err);
@@ -759,13 +776,13 @@ bool capture_import_dir(const char *dir, const char *out_path, const CaptureImpo
             }
             ok = run_proc(&c, p, err);
         }
-        for (guint i = 0; ok && i < c.order->len; i++) {
+        for (guint i = 0; ok && !c.stop && i < c.order->len; i++) {
             Proc *q = g_ptr_array_index(c.order, i);
             if (!q->created)
                 note(&c, "pid %" PRIu32 " left a stream but no captured process forked it: not in "
                      "the trace", q->pid);
         }
-        if (ok && st->refs_merged + 0 != runs && st->unmapped == 0)
+        if (ok && !c.stop && st->refs_merged != runs && st->unmapped == 0)
             note(&c, "%" PRIu64 " runs in the streams, %" PRIu64 " reference lines written",
                  runs, st->refs_merged);
     }
@@ -783,4 +800,20 @@ bool capture_import_dir(const char *dir, const char *out_path, const CaptureImpo
     g_hash_table_destroy(c.procs);
     g_ptr_array_free(ims, TRUE);
     return ok;
+}
+
+bool capture_import_dir(const char *dir, const char *out_path, const CaptureImportOptions *o,
+                        CaptureImportStats *st, GError **err)
+{
+    if (!o->window_lines)
+        return convert(dir, out_path, o, NULL, st, err);
+    CaptureImportStats count;
+    bool ok = convert(dir, "/dev/null", o, NULL, &count, err);
+    uint64_t hdr[2] = {count.refs_merged, count.refs_written};
+    capture_import_stats_clear(&count);
+    if (!ok) {
+        memset(st, 0, sizeof *st);
+        return false;
+    }
+    return convert(dir, out_path, o, hdr, st, err);
 }

@@ -53,6 +53,9 @@ typedef struct {
     /* Header provenance: NULL takes a default (the root's command line,
      * the oldest stream's time, this host's name). */
     const char *command, *captured, *host, *window;
+    /* A window: stop at the first syscall after this many reference lines
+     * (0: the whole run). Processes still running then get no exit. */
+    uint64_t window_lines;
     /* Extra header lines, "key=value" (NULL-terminated; may be NULL). */
     char **header_extra;
 } CaptureImportOptions;
@@ -61,6 +64,7 @@ typedef struct {
     uint64_t streams, processes, threads, forks, execs, syscalls, switches;
     uint64_t refs_raw;    /* references before merging (the tool's count) */
     uint64_t refs_merged; /* reference lines written */
+    uint64_t refs_written;/* references those lines stand for */
     uint64_t refs_blocks; /* refs events */
     uint64_t insns;       /* user instructions */
     uint64_t unmapped;    /* references outside every mapping (dropped) */
@@ -74,7 +78,9 @@ void capture_import_options_init(CaptureImportOptions *o);
 void capture_import_stats_clear(CaptureImportStats *s);
 
 /* Converts the capture in dir to out_path ("-" for standard output; gzip
- * when it ends in ".gz"). Fills *stats (clear it after use). */
+ * when it ends in ".gz"). Fills *stats (clear it after use). With a window,
+ * the conversion runs twice (the first time to count what the window holds,
+ * for the header). */
 bool capture_import_dir(const char *dir, const char *out_path, const CaptureImportOptions *o,
                         CaptureImportStats *stats, GError **err);
 

@@ -180,6 +180,30 @@ START_TEST(test_hand_worked)
 }
 END_TEST
 
+/* A window: the lines up to the first syscall after 2 reference lines; the
+ * header counts what the window holds, not the whole capture. */
+START_TEST(test_window)
+{
+    char *dir = test_tmpdir_new();
+    W *w = small_process();
+    w_end(w, 7100000);
+    w_save(w, dir, "vmcap.1000.0");
+    CaptureImportOptions o;
+    capture_import_options_init(&o);
+    o.window_lines = 2;
+    CaptureImportStats st;
+    GError *err = NULL;
+    char *text = convert(dir, &o, &st, &err);
+    ck_assert_msg(text, "%s", err ? err->message : "?");
+    ck_assert(g_str_has_suffix(text, "w 0x813ff0 8\n1000 sys getppid 1 dur=2.5\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\n@refs-merged 3\n@refs-raw 8\n")); /* 5 + 2 + 1 */
+    ck_assert_ptr_nonnull(strstr(text, "\n@window the first 2 reference lines"));
+    g_free(text);
+    capture_import_stats_clear(&st);
+    test_tmpdir_free(dir);
+}
+END_TEST
+
 /* A parent forks a child and waits for it: the fork comes before the
  * child's events, the wait (blocked: it lasted 2 ms) yields the CPU to the
  * child, which inherits the parent's folding. */
@@ -369,6 +393,7 @@ int main(void)
     TCase *tc = tcase_create("import");
     tcase_add_test(tc, test_hand_worked);
     tcase_add_test(tc, test_fork);
+    tcase_add_test(tc, test_window);
     tcase_add_test(tc, test_cut_inside_record);
     tcase_add_test(tc, test_no_end_record);
     tcase_add_test(tc, test_counts_disagree);

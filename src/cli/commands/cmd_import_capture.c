@@ -4,7 +4,7 @@
  *   vmsplit import-capture [--block-us N] [--slice-insns N] [--stack-reserve SIZE]
  *                          [--killed-signal SIG] [--drop-unmapped]
  *                          [--command TEXT] [--captured TEXT] [--host TEXT]
- *                          [--window TEXT] [--header KEY=VALUE]... [-o OUT] DIR
+ *                          [--window TEXT] [--window-lines N] [--header KEY=VALUE]... [-o OUT] DIR
  *
  * The library does the work (src/replay/capture_import.c); this file parses
  * options and prints the summary on stderr. scripts/capture runs the
@@ -32,7 +32,7 @@ static int usage_error(const char *msg, const char *arg)
 }
 
 typedef struct {
-    char *block, *slice, *stack, *killed, *command, *captured, *host, *window, *out;
+    char *block, *slice, *stack, *killed, *command, *captured, *host, *window, *out, *wlines;
     GStrv headers;
     gboolean drop;
 } RawArgs;
@@ -41,7 +41,7 @@ static void raw_args_clear(RawArgs *r)
 {
     g_free(r->block), g_free(r->slice), g_free(r->stack), g_free(r->killed);
     g_free(r->command), g_free(r->captured), g_free(r->host), g_free(r->window);
-    g_free(r->out);
+    g_free(r->out), g_free(r->wlines);
     g_strfreev(r->headers);
 }
 
@@ -64,6 +64,8 @@ static int to_options(const RawArgs *r, CaptureImportOptions *o)
         return usage_error("--block-us: expected a whole number >= 0, got '%s'", r->block);
     if (r->slice && !parse_u64(r->slice, 1, &o->slice_insns))
         return usage_error("--slice-insns: expected a whole number >= 1, got '%s'", r->slice);
+    if (r->wlines && !parse_u64(r->wlines, 1, &o->window_lines))
+        return usage_error("--window-lines: expected a whole number >= 1, got '%s'", r->wlines);
     if (r->stack && !cli_parse_size(r->stack, &o->stack_reserve))
         return usage_error("--stack-reserve: expected a size (8M, 4096K, bytes), got '%s'", r->stack);
     if (r->killed) {
@@ -109,6 +111,8 @@ static GOptionContext *option_context(RawArgs *r)
          "Where it was captured (default: this host's name)", "TEXT"},
         {"window", 0, 0, G_OPTION_ARG_STRING, &r->window,
          "Which part of the run was kept, when not all of it (header @window)", "TEXT"},
+        {"window-lines", 0, 0, G_OPTION_ARG_STRING, &r->wlines,
+         "Keep only a window: stop at the first syscall after N reference lines (header @window)", "N"},
         {"header", 0, 0, G_OPTION_ARG_STRING_ARRAY, &r->headers,
          "Extra header line @KEY VALUE (repeatable), e.g. minor-faults=1234", "KEY=VALUE"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &r->out,
@@ -141,10 +145,10 @@ static void print_summary(const char *dir, const CaptureImportStats *s)
             dir, s->streams, s->processes, s->threads, s->forks, s->execs, s->syscalls,
             s->unknown_syscalls, s->switches);
     fprintf(f, "  user: %" G_GUINT64_FORMAT " instructions in %" G_GUINT64_FORMAT
-            " refs events; references: %" G_GUINT64_FORMAT " raw, %" G_GUINT64_FORMAT
-            " lines after merging (%.2f per line)\n",
-            s->insns, s->refs_blocks, s->refs_raw, s->refs_merged,
-            s->refs_merged ? (double)s->refs_raw / (double)s->refs_merged : 0.0);
+            " refs events; references: %" G_GUINT64_FORMAT " written as %" G_GUINT64_FORMAT
+            " lines (%.2f per line; %" G_GUINT64_FORMAT " in the whole capture)\n",
+            s->insns, s->refs_blocks, s->refs_written, s->refs_merged,
+            s->refs_merged ? (double)s->refs_written / (double)s->refs_merged : 0.0, s->refs_raw);
     fprintf(f, "  folded: at most %" G_GUINT64_FORMAT " KiB of one address space\n",
             s->fold_peak / 1024);
     if (s->unmapped)
