@@ -550,6 +550,7 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
                 return false;
             if (c->o->window_lines && c->st->refs_merged >= c->o->window_lines) {
                 c->stop = true;
+                c->st->window_hit = true;
                 return true;
             }
             if (!yield && c->slice_insns >= c->o->slice_insns) {
@@ -810,10 +811,16 @@ bool capture_import_dir(const char *dir, const char *out_path, const CaptureImpo
     CaptureImportStats count;
     bool ok = convert(dir, "/dev/null", o, NULL, &count, err);
     uint64_t hdr[2] = {count.refs_merged, count.refs_written};
+    bool hit = count.window_hit;
     capture_import_stats_clear(&count);
     if (!ok) {
         memset(st, 0, sizeof *st);
         return false;
+    }
+    if (!hit) { /* the whole capture fits: no window to speak of */
+        CaptureImportOptions whole = *o;
+        whole.window_lines = 0;
+        return convert(dir, out_path, &whole, NULL, st, err);
     }
     return convert(dir, out_path, o, hdr, st, err);
 }

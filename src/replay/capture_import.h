@@ -68,6 +68,7 @@ typedef struct {
     uint64_t refs_blocks; /* refs events */
     uint64_t insns;       /* user instructions */
     uint64_t unmapped;    /* references outside every mapping (dropped) */
+    bool window_hit;      /* the window ended the conversion before the capture's end */
     uint64_t killed;      /* processes ended without an exit call */
     uint64_t unknown_syscalls;
     uint64_t fold_peak;   /* most folded bytes one address space used */

@@ -410,10 +410,36 @@ START_TEST(test_crash)
 }
 END_TEST
 
+/* --validate FILE...: the validator alone, on traces given (uncompressed). */
+static char **validate_paths;
+
+START_TEST(test_validate_files)
+{
+    for (char **p = validate_paths; *p; p++) {
+        Trace *t = validate(*p);
+        printf("%s: valid: %u lines, %u processes\n", *p, t->lines->len, t->procs);
+        trace_free(t);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
+    if (strcmp(argv[1], "--validate") == 0) { /* a tool: check traces against the contract */
+        validate_paths = argv + 2;
+        Suite *s = suite_create("capture-validate");
+        TCase *tc = tcase_create("validate");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, test_validate_files);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+    }
     pagetouch = argv[1];
     const char *src = g_getenv("VMSPLIT_SOURCE_DIR"), *bld = g_getenv("VMSPLIT_BUILD_DIR");
     if (!src || !bld)
