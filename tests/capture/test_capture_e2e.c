@@ -277,11 +277,13 @@ static void check_rounds(Trace *t, uint32_t pid, unsigned n, unsigned rounds)
 /* ---- running the capture ---- */
 static char *tmp;
 
-static char *capture(const char *name, const char *const *args, int *status)
+static char *capture_opt(const char *name, const char *opt, const char *const *args, int *status)
 {
     char *out = g_build_filename(tmp, name, NULL);
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, capture_script);
+    if (opt)
+        g_ptr_array_add(argv, (char *)opt);
     g_ptr_array_add(argv, "-o");
     g_ptr_array_add(argv, out);
     g_ptr_array_add(argv, "--");
@@ -304,6 +306,106 @@ static char *capture(const char *name, const char *const *args, int *status)
     g_ptr_array_free(argv, TRUE);
     return out;
 }
+
+static char *capture(const char *name, const char *const *args, int *status)
+{
+    return capture_opt(name, NULL, args, status);
+}
+
+/* What a TLB sees of a trace, per process in order of first appearance:
+ * the instruction pages with consecutive repeats collapsed, the data
+ * (page, kind) pairs likewise, and the reference counts. */
+typedef struct {
+    GArray *ipages, *dpages; /* uint64: page, or page << 2 | kind for data */
+    uint64_t insns, data;
+} Seen;
+
+static GPtrArray *tlb_view(Trace *t)
+{
+    GPtrArray *v = g_ptr_array_new();
+    GHashTable *of = g_hash_table_new(g_direct_hash, g_direct_equal);
+    Seen *cur = NULL;
+    for (guint i = 0; i < t->lines->len; i++) {
+        const char *l = g_ptr_array_index(t->lines, i);
+        if (g_ascii_isdigit(l[0]) && strstr(l, " refs ")) {
+            uint32_t pid = (uint32_t)g_ascii_strtoull(l, NULL, 10);
+            cur = g_hash_table_lookup(of, GUINT_TO_POINTER(pid));
+            if (!cur) {
+                cur = g_new0(Seen, 1);
+                cur->ipages = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+                cur->dpages = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+                g_hash_table_insert(of, GUINT_TO_POINTER(pid), cur);
+                g_ptr_array_add(v, cur);
+            }
+            continue;
+        }
+        if (!strchr("irwm", l[0]) || l[1] != ' ' || !cur)
+            continue;
+        char **g = g_strsplit(l, " ", -1);
+        uint64_t page = g_ascii_strtoull(g[1], NULL, 16) >> 12;
+        GArray *seq = l[0] == 'i' ? cur->ipages : cur->dpages;
+        uint64_t key = l[0] == 'i' ? page : page << 2 | (uint64_t)(strchr("rwm", l[0]) - "rwm");
+        if (seq->len == 0 || g_array_index(seq, uint64_t, seq->len - 1) != key)
+            g_array_append_val(seq, key);
+        if (l[0] == 'i')
+            cur->insns += g_ascii_strtoull(g[2], NULL, 10);
+        else
+            cur->data += g_strv_length(g) > 3 ? g_ascii_strtoull(g[3], NULL, 10) : 1;
+        g_strfreev(g);
+    }
+    g_hash_table_destroy(of);
+    return v;
+}
+
+static bool is_ref_line(const char *l)
+{
+    return l[0] && l[1] == ' ' && strchr("irwm", l[0]);
+}
+
+static void seen_free(gpointer p)
+{
+    Seen *s = p;
+    g_array_free(s->ipages, TRUE), g_array_free(s->dpages, TRUE);
+    g_free(s);
+}
+
+/* Merging changes nothing a TLB sees: the merged and the unmerged capture
+ * of the same program have, process by process, the same collapsed page
+ * sequences of instructions and of data and the same reference counts
+ * (the program and Valgrind's layout are deterministic). */
+START_TEST(test_merge_keeps_page_sequences)
+{
+    int st;
+    const char *const args[] = {"8", "3", "fork", NULL};
+    char *m1 = capture_opt("merged.vmt", NULL, args, &st);
+    ck_assert_int_eq(st, 0);
+    char *m0 = capture_opt("unmerged.vmt", "--no-merge", args, &st);
+    ck_assert_int_eq(st, 0);
+    Trace *a = validate(m1), *b = validate(m0);
+    GPtrArray *va = tlb_view(a), *vb = tlb_view(b);
+    ck_assert_uint_eq(va->len, 2);
+    ck_assert_uint_eq(va->len, vb->len);
+    uint64_t lines_a = 0, lines_b = 0;
+    for (guint i = 0; i < va->len; i++) {
+        Seen *x = g_ptr_array_index(va, i), *y = g_ptr_array_index(vb, i);
+        ck_assert_uint_eq(x->insns, y->insns);
+        ck_assert_uint_eq(x->data, y->data);
+        ck_assert_uint_eq(x->ipages->len, y->ipages->len);
+        ck_assert_uint_eq(x->dpages->len, y->dpages->len);
+        ck_assert(memcmp(x->ipages->data, y->ipages->data, x->ipages->len * 8) == 0);
+        ck_assert(memcmp(x->dpages->data, y->dpages->data, x->dpages->len * 8) == 0);
+    }
+    for (guint i = 0; i < a->lines->len; i++)
+        lines_a += is_ref_line(g_ptr_array_index(a->lines, i));
+    for (guint i = 0; i < b->lines->len; i++)
+        lines_b += is_ref_line(g_ptr_array_index(b->lines, i));
+    ck_assert_uint_lt(lines_a * 3, lines_b); /* and merging did merge */
+    g_ptr_array_set_free_func(va, seen_free), g_ptr_array_set_free_func(vb, seen_free);
+    g_ptr_array_free(va, TRUE), g_ptr_array_free(vb, TRUE);
+    trace_free(a), trace_free(b);
+    g_free(m1), g_free(m0);
+}
+END_TEST
 
 /* The first pid of the trace and the others in order of their fork. */
 static uint32_t nth_pid(Trace *t, unsigned k)
@@ -462,6 +564,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_exec_rounds);
     tcase_add_test(tc, test_straddle);
     tcase_add_test(tc, test_crash);
+    tcase_add_test(tc, test_merge_keeps_page_sequences);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

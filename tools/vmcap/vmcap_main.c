@@ -49,17 +49,21 @@
 
 /* ---------------- options ---------------- */
 static const HChar *clo_out_dir = ".";
+static Bool clo_merge = True;
 
 static Bool vc_process_cmd_line_option(const HChar *arg)
 {
     if VG_STR_CLO(arg, "--out-dir", clo_out_dir) {}
+    else if VG_BOOL_CLO(arg, "--merge", clo_merge) {}
     else return False;
     return True;
 }
 
 static void vc_print_usage(void)
 {
-    VG_(printf)("    --out-dir=DIR   write DIR/vmcap.PID.SEQ streams [.]\n");
+    VG_(printf)("    --out-dir=DIR   write DIR/vmcap.PID.SEQ streams [.]\n"
+                "    --merge=no      every reference its own run (the unmerged form,\n"
+                "                    to check what merging changes) [yes]\n");
 }
 
 static void vc_print_debug_usage(void) {}
@@ -212,7 +216,7 @@ static void runs_flush(void)
 static VG_REGPARM(2) void vc_insns(Addr a, UWord n)
 {
     raw_refs += n;
-    if (LIKELY(i_run != NULL && (a >> 12) == i_page)) {
+    if (LIKELY(i_run != NULL && (a >> 12) == i_page && clo_merge)) {
         i_run->n += n;
         return;
     }
@@ -226,7 +230,7 @@ static void data_one(Addr a, UWord size, UWord kind)
 {
     UWord sk = size | (kind << 8);
     raw_refs++;
-    if (d_run != NULL && (a >> 6) == d_line && sk == d_sk) {
+    if (d_run != NULL && (a >> 6) == d_line && sk == d_sk && clo_merge) {
         d_run->n++;
         return;
     }
@@ -242,7 +246,7 @@ static VG_REGPARM(2) void vc_data(Addr a, UWord sk)
 {
     UWord size = sk & 0xff;
     if (LIKELY(d_run != NULL && (a >> 6) == d_line && sk == d_sk &&
-               (a & 0xfff) + size <= 0x1000)) {
+               (a & 0xfff) + size <= 0x1000 && clo_merge)) {
         raw_refs++;
         d_run->n++;
         return;
@@ -555,6 +559,8 @@ static UWord group_len(IRSB *sb, Int i)
 {
     Addr page = sb->stmts[i]->Ist.IMark.addr >> 12;
     UWord n = 1;
+    if (!clo_merge) /* unmerged: one call, and one run, per instruction */
+        return 1;
     for (Int j = i + 1; j < sb->stmts_used; j++) {
         IRStmt *st = sb->stmts[j];
         if (!st) continue;
