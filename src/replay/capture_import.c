@@ -22,6 +22,7 @@
  * keep the block buffer small. */
 #define BLOCK_LINES_SOFT (1u << 20)
 #define BLOCK_LINES_HARD 10000000u
+#define BLOCK_INSNS_MAX 1000000000000ull /* a refs event's INSNS: at most 10^12 */
 #define X64_CLONE_THREAD 0x10000ull /* uapi/linux/sched.h */
 
 /* ------------------------------------------------------------------ */
@@ -161,7 +162,8 @@ static bool add_run(Conv *c, Proc *p, const CaptureRec *rec, GError **err)
     bool insn = rec->u.run.kind == CAP_RUN_INSN;
     if (c->blk_lines > 0 && (c->blk_tid != p->tid ||
                              (insn && c->blk_lines >= BLOCK_LINES_SOFT) ||
-                             c->blk_lines >= BLOCK_LINES_HARD))
+                             c->blk_lines >= BLOCK_LINES_HARD ||
+                             (insn && c->blk_insns + rec->u.run.n > BLOCK_INSNS_MAX)))
         blk_flush(c);
     if (c->blk_lines == 0 && !insn) {
         /* data with no instruction before it in this block: cannot be a
@@ -537,6 +539,12 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
             if (!map_range(c, p, p->pid, rec.u.map.start, rec.u.map.len, rec.u.map.prot, flags,
                            grow, err))
                 return false;
+            uint64_t fs;
+            if (grow && capture_fold_addr(p->fold, rec.u.map.start, &fs))
+                g_string_append_printf(c->out.buf,
+                                       "# the stack: the mapping at 0x%" PRIx64 " (grows down "
+                                       "into the %" PRIu64 " KiB below it)\n",
+                                       fs & ~(uint64_t)(CAPTURE_PAGE - 1), grow / 1024);
             break;
         }
         case CAP_REC_EXECPATH:
