@@ -569,6 +569,20 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
                 return true;
             break;
         }
+        case CAP_REC_SIGNAL: {
+            blk_flush(c);
+            TraceEvent ev;
+            trace_event_init(&ev, TRACE_EV_SIGNAL, rec.u.signal.tid);
+            const char *abbrev = sigabbrev_np(rec.u.signal.signo);
+            char name[32];
+            if (abbrev)
+                g_snprintf(name, sizeof name, "SIG%s", abbrev);
+            else
+                g_snprintf(name, sizeof name, "SIG%u", (unsigned)rec.u.signal.signo);
+            ev.u.signal.name = g_intern_string(name);
+            emit(c, &ev);
+            break;
+        }
         case CAP_REC_SYS_POST:
         case CAP_REC_PROC:
             break;

@@ -231,6 +231,13 @@ bool capture_stream_next(CaptureStream *s, CaptureRec *rec, GError **err)
         if (!str(s, 0, &rec->u.execpath.path))
             return cut(s, "exec path", err);
         return true;
+    case VMCAP_TAG_SIGNAL:
+        rec->kind = CAP_REC_SIGNAL;
+        if (!need(s, 5))
+            return cut(s, "signal", err);
+        rec->u.signal.tid = (uint32_t)le(s, 4);
+        rec->u.signal.signo = (uint8_t)le(s, 1);
+        return true;
     case VMCAP_TAG_END:
         rec->kind = CAP_REC_END;
         if (!need(s, 24))

@@ -22,6 +22,7 @@ typedef enum {
     CAP_REC_EXECPATH, /* execve's path argument (before its SYS_PRE) */
     CAP_REC_END,      /* the image ended through Valgrind's shutdown */
     CAP_REC_RUN,      /* a merged run of references */
+    CAP_REC_SIGNAL,   /* a signal delivered to a handler of thread tid */
 } CaptureRecKind;
 
 /* Run kinds, in the order of the trace's letters i, r, w, m. */
@@ -47,6 +48,7 @@ typedef struct {
         struct { const char *path; } execpath;
         struct { uint64_t t_ns, raw_refs, runs; } end;
         struct { uint64_t addr, n; uint8_t kind, size; } run; /* size 0 for instructions */
+        struct { uint32_t tid; uint8_t signo; } signal;
     } u;
 } CaptureRec;
 

@@ -118,6 +118,7 @@ static W *small_process(void)
     w_data(w, 1, 0x7ffd1ff0, 8, 1);
     w_pre(w, 1000, 110, 6000000, NULL); /* getppid */
     w_post(w, 1000, 110, 6002500, 1);
+    u8(w, VMCAP_TAG_SIGNAL), le(w, 1000, 4), u8(w, 10); /* SIGUSR1 to a handler */
     w_insn(w, 0x400100, 3);
     w_data(w, 2, 0x7ffcfff8, 4, 1);     /* 8 bytes below the stack mapping */
     const uint64_t status[6] = {3};
@@ -161,6 +162,7 @@ START_TEST(test_hand_worked)
         "r 0x11008 8 2\n"
         "w 0x813ff0 8\n"
         "1000 sys getppid 1 dur=2.5\n"
+        "1000 signal SIGUSR1\n"
         "1000 refs 3 2\n"
         "i 0x10100 3\n"
         "m 0x811ff8 4\n"                        /* the stack grew one page */

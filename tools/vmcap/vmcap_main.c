@@ -1,8 +1,8 @@
 /* vmcap: a Valgrind tool that records what vmsplit replays of a real
  * program: its user-mode memory references (instruction fetches, loads,
  * stores, modifies, with sizes), merged as they happen, its system calls
- * (number, arguments, result, host timestamps), its thread switches and the
- * mappings its exec made. One compact binary stream per process image
+ * (number, arguments, result, host timestamps), its thread switches, the
+ * signals delivered to its handlers and the mappings its exec made. One compact binary stream per process image
  * (tools/vmcap/vmcap_stream.h); `vmsplit import-capture` turns the streams
  * of a run into a version-2 trace.
  *
@@ -401,6 +401,17 @@ static void vc_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
     put_le((ULong)r, 8);
 }
 
+/* A signal delivered to a handler: the handler's code follows as user work. */
+static void vc_pre_deliver_signal(ThreadId tid, Int signo, Bool alt_stack)
+{
+    (void)alt_stack;
+    runs_flush();
+    buf_room(8);
+    put_u8(VMCAP_TAG_SIGNAL);
+    put_le((ULong)(UInt)lwp_for(tid), 4);
+    put_u8((UInt)signo);
+}
+
 /* ---------------- stream files ---------------- */
 static void stream_open(void)
 {
@@ -708,6 +719,7 @@ static void vc_pre_clo_init(void)
     VG_(track_start_client_code)(vc_start_client_code);
     VG_(track_pre_thread_ll_exit)(vc_thread_exit);
     VG_(track_new_mem_startup)(vc_new_mem_startup);
+    VG_(track_pre_deliver_signal)(vc_pre_deliver_signal);
     VG_(atfork)(vc_fork_pre, NULL, vc_fork_child);
 }
 

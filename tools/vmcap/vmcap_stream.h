@@ -20,6 +20,9 @@
  *            path argument (VMCAP_STR_NONE if unreadable)
  *   SYS_POST u32 tid, u16 nr, u64 t_ns, i64 result (-errno on failure)
  *   EXECPATH u16 len + path: the execve path argument (before SYS_PRE)
+ *   SIGNAL   u32 tid, u8 signo: a signal is delivered to a handler of the
+ *            thread (Valgrind's pre_deliver_signal; fatal default actions
+ *            end the image instead)
  *   INSN     uleb zigzag(addr - previous INSN addr), uleb n: n >= 1
  *            instructions fetched from addr's 4 KiB page, the first at addr
  *   DATA     the tag is 0x80 | k << 5 | one << 4 | sz (k = 0 read, 1 write,
@@ -46,6 +49,7 @@
 #define VMCAP_TAG_SYS_POST 0x05
 #define VMCAP_TAG_EXECPATH 0x06
 #define VMCAP_TAG_END 0x07
+#define VMCAP_TAG_SIGNAL 0x08
 #define VMCAP_TAG_INSN 0x10
 #define VMCAP_TAG_DATA 0x80      /* | kind << 5 | one << 4 | size code */
 #define VMCAP_DATA_ONE 0x10      /* n = 1, not written */
