@@ -507,6 +507,14 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
                 return true;
             continue;
         }
+        /* After exit_group (or the last thread's exit) the kernel kills the
+         * other threads: what they still did under Valgrind is not the
+         * program's. */
+        if (p->exited && rec.kind != CAP_REC_END) {
+            if (rec.kind == CAP_REC_RUN)
+                c->st->after_exit += rec.u.run.n;
+            continue;
+        }
         switch ((CaptureRecKind)rec.kind) {
         case CAP_REC_RUN:
             if (!add_run(c, p, &rec, err))
@@ -805,7 +813,10 @@ static bool convert(const char *dir, const char *out_path, const CaptureImportOp
                 note(&c, "pid %" PRIu32 " left a stream but no captured process forked it: not in "
                      "the trace", q->pid);
         }
-        if (ok && !c.stop && st->refs_merged != runs && st->unmapped == 0)
+        if (ok && st->after_exit)
+            note(&c, "%" PRIu64 " references of threads still running after their process's "
+                 "exit_group were left out", st->after_exit);
+        if (ok && !c.stop && st->refs_merged != runs && st->unmapped == 0 && !st->after_exit)
             note(&c, "%" PRIu64 " runs in the streams, %" PRIu64 " reference lines written",
                  runs, st->refs_merged);
     }

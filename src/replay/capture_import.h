@@ -68,6 +68,7 @@ typedef struct {
     uint64_t refs_blocks; /* refs events */
     uint64_t insns;       /* user instructions */
     uint64_t unmapped;    /* references outside every mapping (dropped) */
+    uint64_t after_exit;  /* references of threads after their process's exit (left out) */
     bool window_hit;      /* the window ended the conversion before the capture's end */
     uint64_t killed;      /* processes ended without an exit call */
     uint64_t unknown_syscalls;

@@ -270,6 +270,61 @@ START_TEST(test_fork)
 }
 END_TEST
 
+/* Threads of one process: a clone with CLONE_THREAD is `fork TID shared`;
+ * the stream's thread records become switches; what a thread still does
+ * after its process's exit_group is left out, and said. */
+START_TEST(test_threads)
+{
+    char *dir = test_tmpdir_new();
+    W *w = w_new(3000, 1, 1000, "/bin/threads");
+    w_map(w, 0x400000, 0x1000, VMCAP_PROT_R | VMCAP_PROT_X, 0);
+    w_map(w, 0x600000, 0x2000, VMCAP_PROT_R | VMCAP_PROT_W, VMCAP_MAP_ANON);
+    w_thread(w, 3000);
+    w_insn(w, 0x400000, 2);
+    const uint64_t clone_args[6] = {0x3d0f00}; /* glibc's pthread_create flags */
+    w_pre(w, 3000, 56, 10000, clone_args);
+    w_post(w, 3000, 56, 11000, 3001);
+    w_thread(w, 3001);
+    w_insn(w, 0x400100, 3);
+    w_data(w, 1, 0x601000, 8, 1);
+    w_thread(w, 3000);
+    w_insn(w, 0x400010, 1);
+    const uint64_t status[6] = {7};
+    w_pre(w, 3000, 231, 20000, status); /* exit_group(7) */
+    w_thread(w, 3001);
+    w_insn(w, 0x400108, 4); /* after the exit_group: left out */
+    w_end(w, 30000);
+    w_save(w, dir, "vmcap.3000.0");
+    CaptureImportOptions o;
+    capture_import_options_init(&o);
+    CaptureImportStats st;
+    GError *err = NULL;
+    char *text = convert(dir, &o, &st, &err);
+    ck_assert_msg(text, "%s", err ? err->message : "?");
+    const char *expect =
+        "3000 sys clone 3001 dur=1\n"
+        "3000 fork 3001 shared\n"
+        "3001 switch\n"
+        "3001 refs 3 2\n"
+        "i 0x10100 3\n"
+        "w 0x12000 8\n"
+        "3000 switch\n"
+        "3000 refs 1 1\n"
+        "i 0x10010 1\n"
+        "3000 sys exit_group ?\n"
+        "3000 exit 7\n";
+    char *body = strstr(text, "3000 sys clone");
+    ck_assert_ptr_nonnull(body);
+    ck_assert_str_eq(body, expect);
+    ck_assert_uint_eq(st.threads, 1);
+    ck_assert_uint_eq(st.after_exit, 4);
+    ck_assert_ptr_nonnull(strstr(st.notes->str, "4 references of threads still running after"));
+    g_free(text);
+    capture_import_stats_clear(&st);
+    test_tmpdir_free(dir);
+}
+END_TEST
+
 /* Converts dir and expects an error naming file and holding what. */
 static void expect_error(const char *dir, const CaptureImportOptions *o, const char *file,
                          const char *what)
@@ -397,6 +452,7 @@ int main(void)
     tcase_add_test(tc, test_hand_worked);
     tcase_add_test(tc, test_fork);
     tcase_add_test(tc, test_window);
+    tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_cut_inside_record);
     tcase_add_test(tc, test_no_end_record);
     tcase_add_test(tc, test_counts_disagree);
