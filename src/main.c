@@ -22,6 +22,7 @@ const VmsCommand vms_commands[] = {
     {"merge", cmd_merge, "combine the CSVs of a sharded sweep, checking no point is missing or doubled"},
     {"plot", cmd_plot, "plot a sweep or compare CSV with gnuplot (PNG, SVG, PDF)"},
     {"import-strace", cmd_import_strace, "convert strace -f -tt -T output to a vmsplit trace"},
+    {"import-capture", cmd_import_capture, "convert a vmcap (Valgrind) capture to a version-2 trace with references"},
     {"gen", cmd_gen, "write a synthetic workload trace (null, pipe, fileio, db, net, compute)"},
     {"run", cmd_run, "run a guest program on the simulated i686 core, count its cycles"},
     {"calibrate", cmd_calibrate, "fit a preset's ranged estimates to published measurements"},

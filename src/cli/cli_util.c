@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <string.h>
 
 int cli_fail(const char *cmd, GError *err)
 {
@@ -110,5 +111,16 @@ bool cli_parse_size(const char *s, uint64_t *out)
     if (v > UINT64_MAX / mul)
         return false;
     *out = (uint64_t)v * mul;
+    return true;
+}
+
+bool cli_header_kv_valid(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || strpbrk(eq + 1, "\r\n"))
+        return false;
+    for (const char *k = kv; k < eq; k++)
+        if (!g_ascii_islower(*k) && !g_ascii_isdigit(*k) && *k != '-')
+            return false;
     return true;
 }

@@ -28,6 +28,10 @@ void cli_print_json_keep(JsonBuilder *b);
 /* The same for JSON text a library made; false if it does not parse. */
 bool cli_print_json_text(const char *text);
 
+/* Whether kv is a --header argument: KEY=VALUE, KEY of [a-z0-9-]+ (a trace
+ * header key), VALUE one line. */
+bool cli_header_kv_valid(const char *kv);
+
 /* Parse "64G", "896M", "4096K", "123" (bytes) into bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);
 

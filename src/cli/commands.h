@@ -30,6 +30,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_import_strace(int argc, char **argv);
+int cmd_import_capture(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

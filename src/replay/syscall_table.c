@@ -316,3 +316,52 @@ unsigned syscall_lookup(const char *name, size_t len)
     key[len] = '\0';
     return GPOINTER_TO_UINT(g_hash_table_lookup(index_by_name(), key));
 }
+
+bool syscall_futex_reads_word(uint64_t op)
+{
+    switch (op & 0x7f) { /* FUTEX_CMD_MASK: without FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+    case 0:  /* FUTEX_WAIT */
+    case 4:  /* FUTEX_CMP_REQUEUE */
+    case 5:  /* FUTEX_WAKE_OP */
+    case 6:  /* FUTEX_LOCK_PI */
+    case 7:  /* FUTEX_UNLOCK_PI */
+    case 8:  /* FUTEX_TRYLOCK_PI */
+    case 9:  /* FUTEX_WAIT_BITSET */
+    case 11: /* FUTEX_WAIT_REQUEUE_PI */
+    case 12: /* FUTEX_CMP_REQUEUE_PI */
+    case 13: /* FUTEX_LOCK_PI2 */
+        return true;
+    default:
+        return false;
+    }
+}
+
+#define COUNT_MAX (16u << 20)
+
+uint64_t syscall_bytes_regs(const SyscallBytes *t, const SyscallRegs *r)
+{
+    uint64_t ret = r->ret > 0 ? (uint64_t)r->ret : 0;
+    uint64_t a = t->arg >= 0 && t->arg < SYSCALL_NARGS ? r->args[t->arg] : 0;
+    uint64_t count = a <= COUNT_MAX ? a : 0;
+    switch ((SyscallBytesKind)t->kind) {
+    case BYTES_NONE: return 0;
+    case BYTES_RET: return ret;
+    case BYTES_RET_TIMES: return ret * t->size;
+    case BYTES_ARG: return count;
+    case BYTES_ARG_TIMES: return count * t->size;
+    case BYTES_FIXED: return t->size;
+    case BYTES_PTR: return a != 0 ? t->size : 0;
+    case BYTES_STR:
+        return t->arg >= 0 && t->arg < SYSCALL_NARGS && r->strlen[t->arg] != SYSCALL_STRLEN_UNKNOWN
+                   ? (uint64_t)r->strlen[t->arg] + 1
+                   : 0;
+    case BYTES_FDSET: {
+        uint64_t per = count <= 65536 ? (count + 31) / 32 * 4 : 0, n = 0;
+        for (int i = 1; i <= 3 && t->arg + i < SYSCALL_NARGS; i++)
+            n += r->args[t->arg + i] != 0 ? per : 0;
+        return n;
+    }
+    case BYTES_FUTEX: return syscall_futex_reads_word(r->args[1]) ? 4 : 0;
+    }
+    return 0;
+}

@@ -79,4 +79,25 @@ const SyscallInfo *syscall_info(unsigned id);
 /* The id of name[0..len), or SYSCALL_ID_UNKNOWN. */
 unsigned syscall_lookup(const char *name, size_t len);
 
+/* A syscall seen as registers rather than strace's text (the capture
+ * importer): the six argument values, the result (negative: -errno) and the
+ * length of each string argument the tracer could read. */
+#define SYSCALL_NARGS 6
+#define SYSCALL_STRLEN_UNKNOWN UINT32_MAX
+typedef struct {
+    uint64_t args[SYSCALL_NARGS];
+    int64_t ret;
+    uint32_t strlen[SYSCALL_NARGS];
+} SyscallRegs;
+
+/* The bytes one term counts on register values. Lengths passed by pointer
+ * (accept's addrlen, getsockopt's optlen) are not visible in registers:
+ * an argument too large to be a byte count (above 16 MiB) counts 0, an
+ * undercount rather than a guess. */
+uint64_t syscall_bytes_regs(const SyscallBytes *t, const SyscallRegs *r);
+/* Whether futex op (the second argument, private and clock flags allowed)
+ * reads the futex word: WAIT, WAIT_BITSET, CMP_REQUEUE, WAKE_OP and the PI
+ * operations do, WAKE and REQUEUE do not (kernel/futex). */
+bool syscall_futex_reads_word(uint64_t op);
+
 #endif

@@ -43,17 +43,6 @@ static bool parse_number(const char *s, double min, bool strict_min, double *out
     return true;
 }
 
-static bool header_kv_valid(const char *kv)
-{
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv || strpbrk(eq + 1, "\r\n"))
-        return false;
-    for (const char *k = kv; k < eq; k++)
-        if (!g_ascii_islower(*k) && !g_ascii_isdigit(*k) && *k != '-')
-            return false;
-    return true;
-}
-
 static gint by_count(gconstpointer a, gconstpointer b, gpointer names)
 {
     guint ca = GPOINTER_TO_UINT(g_hash_table_lookup(names, *(char *const *)a));
@@ -163,7 +152,7 @@ static int to_options(const RawArgs *r, StraceImportOptions *o)
         return usage_error("%s", "--command: expected one line");
     o->command = r->command;
     for (char **kv = r->headers; kv && *kv; kv++)
-        if (!header_kv_valid(*kv))
+        if (!cli_header_kv_valid(*kv))
             return usage_error("--header: expected KEY=VALUE with KEY of [a-z0-9-], got '%s'",
                                *kv);
     o->header_extra = r->headers;
