@@ -4,7 +4,7 @@
 #include "config.h"
 #include "cpu/elfload.h"
 #include "cpu/ports.h"
-#include "mmu/mmu_priv.h"      /* mmu_access_fast: see machine_kernel_copy_lines */
+#include "mmu/mmu_fast.h"      /* mmu_access_fast: see machine_kernel_copy_lines */
 #include "mmu/pae.h"
 
 #include <gio/gio.h>

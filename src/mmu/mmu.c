@@ -9,6 +9,7 @@
 #include "mmu/mmu_priv.h"
 #include "mmu/pae_priv.h"
 #include "tlb/fill_priv.h"
+#include "tlb/hier_priv.h"
 
 /* For the steps of the miss path (see walk_and_fill). */
 #define MMU_INLINE inline __attribute__((always_inline))
@@ -51,7 +52,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
         tlb_hier_config_from_preset(&cfg, preset);
     else
         default_tlb_config(&cfg);
-    /* Aligned as its memos are (mmu_priv.h): malloc's 16 bytes would
+    /* Aligned as its memos are (mmu_fast.h): malloc's 16 bytes would
      * put every memo across two host cache lines. */
     Mmu *m;
     if (posix_memalign((void **)&m, _Alignof(Mmu), sizeof *m) != 0)
@@ -64,8 +65,8 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     if (!m->tlb)
         goto fail;
     mmu_set_shortcuts(m, true);
-    m->cache = preset ? cache_new_from_preset(preset, err) : cache_new(NULL, NULL, NULL, 1, err);
-    if (!m->cache)
+    m->fast.cache = preset ? cache_new_from_preset(preset, err) : cache_new(NULL, NULL, NULL, 1, err);
+    if (!m->fast.cache)
         goto fail;
     if (preset) {
         m->pdpte_uncached = preset->pdpte_load_uncached;
@@ -92,21 +93,21 @@ void mmu_free(Mmu *m)
         return;
     if (m->tlb)
         tlb_hier_free(m->tlb);
-    if (m->cache)
-        cache_free(m->cache);
+    if (m->fast.cache)
+        cache_free(m->fast.cache);
     free(m);
 }
 
 PhysMem *mmu_physmem(Mmu *m) { return m->pm; }
 TlbHierarchy *mmu_tlb(Mmu *m) { return m->tlb; }
-CacheHier *mmu_cache(Mmu *m) { return m->cache; }
-const MmuStats *mmu_stats(const Mmu *m) { return &m->stats; }
+CacheHier *mmu_cache(Mmu *m) { return m->fast.cache; }
+const MmuStats *mmu_stats(const Mmu *m) { return &m->fast.stats; }
 
 void mmu_reset_stats(Mmu *m)
 {
-    memset(&m->stats, 0, sizeof m->stats);
+    memset(&m->fast.stats, 0, sizeof m->fast.stats);
     tlb_hier_stats_reset(m->tlb);
-    cache_reset_stats(m->cache);
+    cache_reset_stats(m->fast.cache);
 }
 /* Forget every memo: what a hit means changed (PCID, CR0.WP/PG, CR4,
  * EFER.NXE) without any TLB slot changing (see MmuMemo). */
@@ -114,7 +115,22 @@ static void memo_clear(Mmu *m)
 {
     for (unsigned side = 0; side < 2; side++)
         for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
-            m->memo[side][i].key[0] = m->memo[side][i].key[1] = MEMO_NONE;
+            m->fast.memo[side][i].key[0] = m->fast.memo[side][i].key[1] = MEMO_NONE;
+}
+
+/* mmu_memo_exec_apart's answer (mmu_fast.h says why it matters): the
+ * instruction side's small array is none of the arrays a data reference
+ * probes or fills, and the two sides' memos do not stamp with one clock
+ * unless both stamp only the sinks. */
+static bool memo_exec_apart(const Mmu *m)
+{
+    const uint64_t *ci = m->fast.memo_side[1].clock;
+    if (ci == m->fast.memo_side[0].clock && ci != &m->fast.stamp_sink[1])
+        return false;
+    const TlbHierarchy *h = m->tlb;
+    const Tlb *t = h ? h->side[SIDE_INSN].small : NULL;
+    return !t || (t != h->side[SIDE_DATA].small && t != h->side[SIDE_DATA].large &&
+                  t != h->stlb_for[SIDE_DATA]);
 }
 
 void mmu_set_shortcuts(Mmu *m, bool on)
@@ -125,12 +141,13 @@ void mmu_set_shortcuts(Mmu *m, bool on)
         /* What every memo of the side shares (MmuMemoSide): memos are
          * made only in the side's small array (memo_make). */
         Tlb *t = m->tlb ? m->tlb->side[side].small : NULL;
-        MmuMemoSide *ms = &m->memo_side[side];
-        ms->clock = t && t->stamps ? t->clock : &m->stamp_sink[1];
+        MmuMemoSide *ms = &m->fast.memo_side[side];
+        ms->clock = t && t->stamps ? t->clock : &m->fast.stamp_sink[1];
         for (unsigned p = 0; p < 2; p++)
-            ms->hits[p] = t ? &t->fast_hits[p] : &m->stamp_sink[0];
+            ms->hits[p] = t ? &t->fast_hits[p] : &m->fast.stamp_sink[0];
         ms->lat = t ? t->geom.hit_latency : 0;
     }
+    m->fast.exec_apart = memo_exec_apart(m);
     memo_clear(m);
 }
 
@@ -144,9 +161,9 @@ static inline bool paging(const Mmu *m) { return m->paging; }
 
 static inline unsigned time_phys(Mmu *m, uint64_t pa, bool write)
 {
-    unsigned c = cache_access_fast(m->cache, pa, write);
-    m->stats.cycles += c;
-    m->stats.data_cycles += c;
+    unsigned c = cache_access_fast(m->fast.cache, pa, write);
+    m->fast.stats.cycles += c;
+    m->fast.stats.data_cycles += c;
     return c;
 }
 
@@ -173,17 +190,17 @@ static bool load_pdptes(Mmu *m, uint32_t cr3, MmuFault *f)
     r.cr3 = cr3;
     m->regs = r;
     for (int i = 0; i < 4; i++) {
-        unsigned c = m->pdpte_uncached ? cache_access_uncached(m->cache, refs[i].paddr, false)
-                                       : cache_access(m->cache, refs[i].paddr, false);
-        m->stats.cycles += c;
-        m->stats.cr3_cycles += c;
+        unsigned c = m->pdpte_uncached ? cache_access_uncached(m->fast.cache, refs[i].paddr, false)
+                                       : cache_access(m->fast.cache, refs[i].paddr, false);
+        m->fast.stats.cycles += c;
+        m->fast.stats.cr3_cycles += c;
     }
     return true;
 }
 
 bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
 {
-    m->stats.cr3_writes++;
+    m->fast.stats.cr3_writes++;
     if (!paging(m)) {
         /* With paging off nothing is loaded or flushed, but the PCID is
          * still CR3[11:0] (it tags the entries made once paging is on). */
@@ -244,7 +261,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 
 void mmu_invlpg(Mmu *m, uint32_t lin)
 {
-    m->stats.invlpgs++;
+    m->fast.stats.invlpgs++;
     tlb_hier_invlpg(m->tlb, lin, m->pcid);
 }
 
@@ -271,10 +288,10 @@ static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
     mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
     mm->sgen = t->sgen[slot];
     mm->gen = &t->sgen[slot];
-    mm->hits = m->memo_side[access == ACCESS_EXEC].hits[TLB_PRIV(cpl)];
+    mm->hits = m->fast.memo_side[access == ACCESS_EXEC].hits[TLB_PRIV(cpl)];
     /* Without stamps, the sink (see MmuMemo); the clock is then the
      * side's sink too (MmuMemoSide). */
-    mm->stamp = stamp ? stamp : &m->stamp_sink[0];
+    mm->stamp = stamp ? stamp : &m->fast.stamp_sink[0];
     mm->pa = pa;
     mm->host = host;
 }
@@ -303,7 +320,7 @@ static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Acces
 /* Remember entry e (in a first-level array, just hit or filled) for the
  * page of lin at cpl; host: the page's frame, or NULL to look it up. No
  * memo when the entry is not in the array the hit path probes, or its
- * frame does not exist (see MmuMemo in mmu_priv.h). */
+ * frame does not exist (see MmuMemo in mmu_fast.h). */
 static MMU_INLINE void memo_make(Mmu *m, uint32_t lin, Access access, int cpl,
                                  const TlbEntry *e, uint8_t *host)
 {
@@ -344,7 +361,7 @@ static uint64_t time_walk_refs(Mmu *m, const PaeWalk *w, bool pde_cached, uint64
     for (int i = 0; i < w->nrefs; i++) {
         if (pde_cached && !w->refs[i].write && w->refs[i].paddr == pde_pa)
             continue;
-        c += cache_access_fast(m->cache, w->refs[i].paddr, w->refs[i].write);
+        c += cache_access_fast(m->fast.cache, w->refs[i].paddr, w->refs[i].write);
     }
     return c;
 }
@@ -366,18 +383,18 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
          * reads, the PDE and (a 4 KiB page) the PTE; time_walk_refs
          * unrolled. */
         if (!(pde_cached && w.refs[0].paddr == pde_pa))
-            c += cache_access_fast(m->cache, w.refs[0].paddr, false);
+            c += cache_access_fast(m->fast.cache, w.refs[0].paddr, false);
         if (w.nrefs == 2 && !(pde_cached && w.refs[1].paddr == pde_pa))
-            c += cache_access_fast(m->cache, w.refs[1].paddr, false);
+            c += cache_access_fast(m->fast.cache, w.refs[1].paddr, false);
     } else {
         /* The fast path declined, having changed nothing: the full walk
          * (pae_walk_lean tries the fast path again first). */
         ok = pae_walk_lean(&m->regs, m->pm, lin, access, cpl, &w);
         c += time_walk_refs(m, &w, pde_cached, pde_pa);
     }
-    m->stats.walks++;
-    m->stats.walk_cycles += c;
-    m->stats.cycles += c;
+    m->fast.stats.walks++;
+    m->fast.stats.walk_cycles += c;
+    m->fast.stats.cycles += c;
     if (!ok) {
         if (f)
             *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code, .cr2 = w.cr2 };
@@ -483,12 +500,12 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
         !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
-    uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);
+    uint64_t c = m->walk_base + cache_access_fast(m->fast.cache, w.pde_pa, false);
     if (!w.large)
-        c += cache_access_fast(m->cache, w.pte_pa, false);
-    m->stats.walks++;
-    m->stats.walk_cycles += c;
-    m->stats.cycles += c;
+        c += cache_access_fast(m->fast.cache, w.pte_pa, false);
+    m->fast.stats.walks++;
+    m->fast.stats.walk_cycles += c;
+    m->fast.stats.cycles += c;
     bool global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE);
     if (G_LIKELY(!w.large && !global)) {
         h->stats.fills[access][TLB_PRIV(cpl)]++;
@@ -525,7 +542,7 @@ static MMU_INLINE bool translate_rest(Mmu *m, uint32_t lin, Access access, int c
     TlbEntry e;
     unsigned extra = 0;
     TlbResult r = tlb_hier_lookup_rest(m->tlb, lin, access, cpl, m->pcid, &e, &extra);
-    m->stats.cycles += extra;
+    m->fast.stats.cycles += extra;
     /* A hit whose cached rights refuse the access re-walks: the SDM lets
      * the processor fault on cached rights, and re-walking gives the same
      * fault whenever software kept the TLB coherent. */
@@ -559,7 +576,7 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     const TlbEntry *e;
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
-        m->stats.cycles += extra;
+        m->fast.stats.cycles += extra;
         if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
             return translate_rewalk(m, lin, access, cpl, pa, f);
         *pa = tlb_entry_paddr(e, lin);
@@ -578,7 +595,7 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     return true;
 }
 
-/* A copy per access type, as mmu_access_nomemo (mmu_priv.h picks one). */
+/* A copy per access type, as mmu_access_nomemo (mmu_fast.h picks one). */
 bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
     return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
@@ -660,7 +677,7 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
     Fused k;
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
-        m->stats.cycles += extra;
+        m->fast.stats.cycles += extra;
         if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
             pa = tlb_entry_paddr(e, lin);
         } else {
@@ -695,7 +712,7 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
 /* A copy of the path per access type: its tests of the type (rights,
  * memo bits, the walker's masks, counters' indices, the cache reference)
  * are then constants. pageloop's miss: 23 host instructions fewer.
- * mmu_access_nomemo (mmu_priv.h) picks the copy inline, so a caller with
+ * mmu_access_nomemo (mmu_fast.h) picks the copy inline, so a caller with
  * a constant type calls its copy straight away. */
 uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {

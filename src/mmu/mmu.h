@@ -93,7 +93,7 @@ const MmuStats *mmu_stats(const Mmu *m);
  * contents stay: a warm machine stays warm). */
 void mmu_reset_stats(Mmu *m);
 
-/* Host-speed shortcuts (memos of TLB hits, mmu_priv.h): on by default.
+/* Host-speed shortcuts (memos of TLB hits, mmu_fast.h): on by default.
  * Every modelled figure is the same with them off; tests and benchmarks
  * turn them off to show it. */
 void mmu_set_shortcuts(Mmu *m, bool on);

@@ -1,6 +1,6 @@
 /* The steps of an array's fill as inline functions, private to src/tlb:
- * tlb.c's fills are made of them, and the MMU's fused miss path
- * (src/mmu/mmu.c) runs the same steps inline for the P4's fills
+ * tlb.c's fills are made of them. Consumer outside src/tlb: src/mmu/mmu.c,
+ * whose fused miss path runs the same steps inline for the P4's fills
  * (tlb_fill_fresh_lru1_slot, tlb_fill_fresh_4k_free_slot). Everyone
  * else uses tlb.h. */
 #ifndef VMSPLIT_TLB_FILL_PRIV_H

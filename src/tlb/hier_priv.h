@@ -1,6 +1,8 @@
 /* The hierarchy's layout and its first-level hit path as an inline
- * function, for src/mmu/mmu.c (the one caller on the simulator's hot path)
- * and hierarchy.c. Everyone else uses hierarchy.h.
+ * function, for hierarchy.c and tlb_state.c, and for the MMU's miss path.
+ * Consumer outside src/tlb: src/mmu/mmu.c (the one caller on the
+ * simulator's hot path; through this header it also sees tlb_priv.h).
+ * Everyone else uses hierarchy.h.
  *
  * tlb_hier_hit_fast does exactly what tlb_hier_lookup does on a hit in the
  * side's 4 KiB array that needs no dirty walk (count the lookup and hit in

@@ -1,7 +1,9 @@
 /* Private to src/tlb: the layout of a Tlb and its hit path as inline
  * functions, so that the hierarchy (hierarchy.c) probes its first-level
- * arrays without a call (TinyEMU's _priv.h pattern). Outside src/tlb only
- * src/mmu/mmu.c sees it, through hier_priv.h (the inline hit path).
+ * arrays without a call (TinyEMU's _priv.h pattern). Included only in
+ * src/tlb (tests/check_private_includes.py holds it so); outside src/tlb
+ * only src/mmu/mmu.c sees it, through hier_priv.h and fill_priv.h (the
+ * inline hit path and fill steps of the MMU's miss path).
  *
  * Layout: slot = set * ways + way. Each slot has a tag (key, mask) used by
  * the hit path and a TlbEntry payload. The key packs everything a lookup
@@ -81,7 +83,7 @@ struct Tlb {
     uint32_t *sgen;              /* per slot: a generation that changes
                                   * whenever the slot does (fill,
                                   * invalidation, flush). A memo of a hit
-                                  * in the slot (mmu_priv.h) holds while it
+                                  * in the slot (mmu_fast.h) holds while it
                                   * is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     struct Lru *lru;             /* the policy's state when it is true LRU
@@ -105,7 +107,7 @@ struct Tlb {
     TlbStats stats;
     uint64_t fast_hits[TLB_NACCESS * 2]; /* [2 * access + privilege]: flat,
                                   * so that a memo can point at its
-                                  * privilege's column (mmu_priv.h) */
+                                  * privilege's column (mmu_fast.h) */
     uint64_t slow_hits[TLB_NACCESS][2];
     TlbStats *self;              /* &stats, so that tlb_stats can refresh a
                                   * const array's derived counters */
@@ -273,7 +275,7 @@ G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 /* What a hit in slot s costs the array when the policy's hit is a stamp
  * or nothing (hit_inline): the count (the lookup is derived, see
  * Tlb.stats) and the stamp. tlb_hit_fast and the MMU's memo of a hit
- * (mmu_priv.h) both end here. */
+ * (mmu_fast.h) both end here. */
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
     t->fast_hits[2 * access + TLB_PRIV(cpl)]++;

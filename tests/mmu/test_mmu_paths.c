@@ -17,7 +17,7 @@
 #include "cpu/preset.h"
 #include "mmu/cache.h"
 #include "mmu/mmu.h"
-#include "mmu/mmu_priv.h"
+#include "mmu/mmu_fast.h"
 #include "mmu/mmu_state.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
@@ -255,7 +255,7 @@ static void run(const char *preset, uint64_t seed) { run_cfg(preset, NULL, seed)
 /* One 64-entry fully associative array per side holding both sizes, with
  * a policy whose hit needs no stamp (FIFO, random): the fused path and
  * memos serve it, and its memos' stamps and clocks are the Mmu's sinks
- * (mmu_priv.h). */
+ * (mmu_fast.h). */
 static void run_policy(const char *policy, uint64_t seed)
 {
     TlbGeom g = { .entries = 64, .ways = 64, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
@@ -264,7 +264,7 @@ static void run_policy(const char *policy, uint64_t seed)
 }
 
 /* The same with true LRU and a first-level hit that costs cycles (a
- * what-if geometry): the memos' hit latency (Mmu.memo_side, mmu_priv.h)
+ * what-if geometry): the memos' hit latency (Mmu.memo_side, mmu_fast.h)
  * must be charged as the TLB's own hit path charges it. */
 static void run_hit_latency(uint64_t seed)
 {

@@ -379,7 +379,7 @@ END_TEST
  * (tlb_hit_fast_4k); a miss is filled as the MMU fills it (the fused
  * fill when tlb_fill_fresh_evicts_lru1, else the free way's); a hit may
  * be followed by memo hits, which only write the stamp, n ticks at once
- * (`*stamp = *clock += n`, mmu_priv.h). Now and then a page is
+ * (`*stamp = *clock += n`, mmu_fast.h). Now and then a page is
  * invalidated or the array flushed (free ways, refilled by the free-way
  * fill), a run of hits on old pages leaves the order no live record (a
  * rebuild), or another page is used between the last fill and a use of
