@@ -8,7 +8,6 @@
 
 #include "mmu/mmu_priv.h"
 #include "mmu/pae_priv.h"
-#include "tlb/fill_priv.h"
 #include "tlb/hier_priv.h"
 
 /* For the steps of the miss path (see walk_and_fill). */
@@ -118,36 +117,14 @@ static void memo_clear(Mmu *m)
             m->fast.memo[side][i].key[0] = m->fast.memo[side][i].key[1] = MEMO_NONE;
 }
 
-/* mmu_memo_exec_apart's answer (mmu_fast.h says why it matters): the
- * instruction side's small array is none of the arrays a data reference
- * probes or fills, and the two sides' memos do not stamp with one clock
- * unless both stamp only the sinks. */
-static bool memo_exec_apart(const Mmu *m)
-{
-    const uint64_t *ci = m->fast.memo_side[1].clock;
-    if (ci == m->fast.memo_side[0].clock && ci != &m->fast.stamp_sink[1])
-        return false;
-    const TlbHierarchy *h = m->tlb;
-    const Tlb *t = h ? h->side[SIDE_INSN].small : NULL;
-    return !t || (t != h->side[SIDE_DATA].small && t != h->side[SIDE_DATA].large &&
-                  t != h->stlb_for[SIDE_DATA]);
-}
-
 void mmu_set_shortcuts(Mmu *m, bool on)
 {
     m->no_memo = !on;
     for (unsigned side = 0; side < 2; side++) {
-        m->sole[side] = on && m->tlb ? m->tlb->side[side].sole : NULL;
-        /* What every memo of the side shares (MmuMemoSide): memos are
-         * made only in the side's small array (memo_make). */
-        Tlb *t = m->tlb ? m->tlb->side[side].small : NULL;
-        MmuMemoSide *ms = &m->fast.memo_side[side];
-        ms->clock = t && t->stamps ? t->clock : &m->fast.stamp_sink[1];
-        for (unsigned p = 0; p < 2; p++)
-            ms->hits[p] = t ? &t->fast_hits[p] : &m->fast.stamp_sink[0];
-        ms->lat = t ? t->geom.hit_latency : 0;
+        m->only[side] = on && m->tlb ? tlb_hier_only_array(m->tlb, side) : NULL;
+        m->fast.hit_lat[side] = m->tlb ? tlb_hier_token_latency(m->tlb, side) : 0;
     }
-    m->fast.exec_apart = memo_exec_apart(m);
+    m->fast.exec_apart = !m->tlb || tlb_hier_insn_hits_apart(m->tlb);
     memo_clear(m);
 }
 
@@ -270,30 +247,27 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
     tlb_hier_flush_pcid(m->tlb, pcid);
 }
 
-/* Remember the entry in slot of t (the side's first-level array the hit
- * path probes, whose hits are taken inline), for the page of lin at cpl:
- * ok, the accesses it answers (memo_ok); stamp: the slot's stamp
- * (&t->stamps[slot]) or NULL (no stamps: the memo's stamp and clock are
- * then the Mmu's sinks, see MmuMemo); host: the page's frame, which
- * exists. */
-static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
-                                   Access access, int cpl, unsigned ok, uint64_t *stamp,
-                                   uint64_t pa, uint8_t *host)
+/* Set memo mm, whose token is set, for the page of lin at cpl: ok, the
+ * accesses it answers (memo_ok); host: the page's frame, which exists. */
+static MMU_INLINE void memo_set(MmuMemo *mm, uint32_t lin, int cpl, unsigned ok, uint64_t pa,
+                                uint8_t *host)
 {
-    MmuMemo *mm = mmu_memo_at(m, lin, access);
-    uint32_t key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    uint32_t key = mmu_memo_key(lin, cpl);
     /* ok's bit for each key: READ or EXEC (bits 0, 2) for key[0], WRITE
      * for key[1]. */
     mm->key[0] = ok & (1u << ACCESS_READ | 1u << ACCESS_EXEC) ? key : MEMO_NONE;
     mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
-    mm->sgen = t->sgen[slot];
-    mm->gen = &t->sgen[slot];
-    mm->hits = m->fast.memo_side[access == ACCESS_EXEC].hits[TLB_PRIV(cpl)];
-    /* Without stamps, the sink (see MmuMemo); the clock is then the
-     * side's sink too (MmuMemoSide). */
-    mm->stamp = stamp ? stamp : &m->fast.stamp_sink[0];
     mm->pa = pa;
     mm->host = host;
+}
+
+/* memo_set with the token k (the TLB's, tlb_token.h) for the hit. */
+static MMU_INLINE void memo_put_ok(Mmu *m, const TlbHitToken *k, uint32_t lin, Access access,
+                                   int cpl, unsigned ok, uint64_t pa, uint8_t *host)
+{
+    MmuMemo *mm = mmu_memo_at(m, lin, access);
+    mm->tok = *k;
+    memo_set(mm, lin, cpl, ok, pa, host);
 }
 
 /* The memo's `ok`: mmu_rights_ok for each access the side makes, and for
@@ -308,47 +282,22 @@ static MMU_INLINE unsigned memo_ok(const Mmu *m, Access access, int cpl, bool us
            (unsigned)(any && dirty && (rw || (!user && !m->regs.wp))) << ACCESS_WRITE;
 }
 
-/* memo_put_ok of entry e, with memo_ok's bits for its rights. */
-static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Access access,
-                                int cpl, const TlbEntry *e, uint64_t pa, uint8_t *host)
-{
-    memo_put_ok(m, t, slot, lin, access, cpl,
-                memo_ok(m, access, cpl, e->us, e->rw, e->nx, e->dirty),
-                t->stamps ? &t->stamps[slot] : NULL, pa, host);
-}
-
 /* Remember entry e (in a first-level array, just hit or filled) for the
  * page of lin at cpl; host: the page's frame, or NULL to look it up. No
- * memo when the entry is not in the array the hit path probes, or its
+ * memo when the TLB gives no token for it (the entry is not in the array
+ * the hit path probes, or that array's hits are not taken inline), or its
  * frame does not exist (see MmuMemo in mmu_fast.h). */
 static MMU_INLINE void memo_make(Mmu *m, uint32_t lin, Access access, int cpl,
                                  const TlbEntry *e, uint8_t *host)
 {
-    unsigned side = access == ACCESS_EXEC;
-    Tlb *t = m->tlb->side[side].small;
-    /* Only where tlb_hier_hit_fast would find it and take the hit inline. */
-    if (m->no_memo || !t || !t->hit_inline)
-        return;
-    size_t slot = (size_t)(e - t->ent);
-    if (slot >= t->geom.entries)
+    TlbHitToken k;
+    if (m->no_memo || !tlb_hier_hit_token(m->tlb, access, cpl, e, &k))
         return;
     uint64_t pa = tlb_entry_paddr(e, lin) & PAGE_MASK;
     if (!host && !(host = (uint8_t *)physmem_frame_peek_inline(m->pm, pa)))
         return;
-    memo_put(m, t, slot, lin, access, cpl, e, pa, host);
-}
-
-/* memo_make of the entry miss_fused filled, whose frame host exists: t
- * is the side's Mmu.sole, which is only set with memos on, and is the
- * side's small array with its hits taken inline (hierarchy.c), so of
- * memo_make's tests only the slot's remains (a 2 MiB or global entry
- * went through tlb_hier_fill). */
-static MMU_INLINE void memo_make_sole(Mmu *m, Tlb *t, uint32_t lin, Access access, int cpl,
-                                      const TlbEntry *e, uint64_t pa, uint8_t *host)
-{
-    size_t slot = (size_t)(e - t->ent);
-    if (G_LIKELY(slot < t->geom.entries))
-        memo_put(m, t, slot, lin, access, cpl, e, pa & PAGE_MASK, host);
+    memo_put_ok(m, &k, lin, access, cpl, memo_ok(m, access, cpl, e->us, e->rw, e->nx, e->dirty),
+                pa, host);
 }
 
 /* The walk's memory references, timed through the caches. A PDE-cache
@@ -407,31 +356,28 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
     return true;
 }
 
-/* The common miss, fused: the side's only array (Side.sole) has no entry
- * for the page (tlb_hier_hit_fast just probed it, leaving t->missed), and
- * the walker's fast path succeeds. Then it does what translate_rest
- * would, step for step, without the steps that cannot apply: the lookup
- * is counted as tlb_hier_lookup_rest counts it (no other array to ask,
- * no extra cycles); no PDE cache to look up or fill; the walk's two
- * reads timed as walk_and_fill times them; the entry built as
- * tlb_entry_from_walk builds it, and filled as tlb_hier_fill fills it,
- * through tlb_fill_fresh for a 4 KiB page that is not global (its key is
- * t->missed: tlb_fill_counted would search no duplicate), and the
- * general fill otherwise; no rights check (the fast walk permitted the
- * access). When tlb_fill_fresh would fill a free way (fill_free) or take
- * evict_lru on set 0 (the P4's arrays once full), those steps run inline
- * (tlb_fill_fresh_4k_free_slot, tlb_fill_fresh_lru1_slot: fill_priv.h)
- * and the entry is built in its slot, with the memo, by fused_place.
- * With memos off (mmu_set_shortcuts: Mmu.sole is NULL) it is not taken:
- * the general path is then the reference it is tested against. Returns
- * FUSED_NO having changed nothing when the case does not apply: the
- * caller goes on to translate_rest. */
+/* The common miss, fused: the side's only array (tlb_hier_only_array)
+ * has no entry for the page (tlb_hier_hit_fast_m just probed it and said
+ * so), and the walker's fast path succeeds. Then it does what
+ * translate_rest would, step for step, without the steps that cannot
+ * apply: the lookup is counted as tlb_hier_lookup_rest counts it
+ * (tlb_hier_count_miss: no other array to ask, no extra cycles); no PDE
+ * cache to look up or fill; the walk's two reads timed as walk_and_fill
+ * times them; the entry built as tlb_entry_from_walk builds it, and filled
+ * as tlb_hier_fill fills it: by tlb_hier_fill_missed for a 4 KiB page
+ * that is not global (the TLB's fill without its duplicate search, which
+ * hands back the token for a hit in the new entry: the memo is made from
+ * the walk's bits, FUSED_MEMO), by tlb_hier_fill otherwise; no rights
+ * check (the fast walk permitted the access). With memos off
+ * (mmu_set_shortcuts: Mmu.only is NULL) it is not taken: the general path
+ * is then the reference it is tested against. Returns FUSED_NO having
+ * changed nothing when the case does not apply: the caller goes on to
+ * translate_rest. */
 typedef enum {
     FUSED_NO,                    /* not taken: nothing changed */
     FUSED_FILLED,                /* taken: *l1 is the filled entry, or NULL */
-    FUSED_MEMO,                  /* taken, the entry built in its slot and
-                                  * the memo made if the frame exists:
-                                  * *host is the frame, or NULL */
+    FUSED_MEMO,                  /* taken, the memo made if the frame
+                                  * exists: *host is the frame, or NULL */
 } Fused;
 
 /* The entry the fast walk w of lin makes (tlb_entry_from_walk's, from a
@@ -450,36 +396,20 @@ static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t l
     };
 }
 
-/* The rest of miss_fused once the fill of a 4 KiB page that is not
- * global took slot of t (tlb_fill_fresh_lru1_slot or _4k_free_slot), all
- * but the entry: the entry built there from the walk, the memo made from
- * the walk's bits, which are the entry's, if the frame exists; stamp: the
- * slot's stamp, or NULL. */
-static MMU_INLINE Fused fused_place(Mmu *m, Tlb *t, unsigned slot, uint32_t lin, Access access,
-                                    int cpl, const PaeFast *w, uint64_t *stamp, uint64_t *pa,
-                                    uint8_t **host)
+/* memo_ok for the page a successful fast walk of lin just filled, less
+ * what that success implies (pae_priv.h): it permitted the access (so U/S
+ * at every level for a user access, R/W where a write needs it, no XD on
+ * a fetch) and, on a write, found D set. So a read or write also permits
+ * a read, and only a read's write bit is left to work out. */
+static MMU_INLINE unsigned memo_ok_walked(const Mmu *m, Access access, int cpl,
+                                          const PaeFast *w)
 {
-    t->ent[slot] = fast_entry(m, w, lin, false);
     bool rw = (w->all & PAE_RW) != 0, dirty = (w->leaf & PAE_D) != 0;
-    *pa = w->frame | (lin & (PAGE_SIZE - 1));
-    uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w->frame);
-    *host = fr;
-    if (G_LIKELY(fr)) {
-        /* memo_ok, less what the fast walk's success for this access
-         * implies (pae_priv.h): it permitted the access (so U/S at every
-         * level for a user access, R/W where a write needs it, no XD on a
-         * fetch) and, on a write, found D set. So a read or write also
-         * permits a read, and only a read's write bit is left to work
-         * out. */
-        unsigned ok = access == ACCESS_EXEC ? 1u << ACCESS_EXEC
-                      : access == ACCESS_WRITE
-                          ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
-                          : 1u << ACCESS_READ |
-                                (unsigned)(dirty && (rw || (cpl != 3 && !m->regs.wp)))
-                                    << ACCESS_WRITE;
-        memo_put_ok(m, t, slot, lin, access, cpl, ok, stamp, w->frame, fr);
-    }
-    return FUSED_MEMO;
+    return access == ACCESS_EXEC    ? 1u << ACCESS_EXEC
+           : access == ACCESS_WRITE ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
+                                    : 1u << ACCESS_READ |
+                                          (unsigned)(dirty && (rw || (cpl != 3 && !m->regs.wp)))
+                                              << ACCESS_WRITE;
 }
 
 static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
@@ -487,11 +417,11 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
                                    uint8_t **host)
 {
     TlbHierarchy *h = m->tlb;
-    Tlb *t = m->sole[access == ACCESS_EXEC];
+    Tlb *t = m->only[access == ACCESS_EXEC];
     PaeFast w;
     /* missed: tlb_hier_hit_fast_m just found no entry for the page in
-     * the side's small array, which t is when set: its t->missed is the
-     * page's probe key (what tlb_fill_fresh requires). */
+     * the side's small array, which t is when set (what
+     * tlb_hier_fill_missed requires). */
     const PaeFastMasks *fm = m->fast_masks[cpl];
     if (!fm)
         __builtin_unreachable();  /* always set (set_fast_masks): the walk
@@ -508,22 +438,17 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
     m->fast.stats.cycles += c;
     bool global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE);
     if (G_LIKELY(!w.large && !global)) {
-        h->stats.fills[access][TLB_PRIV(cpl)]++;
-        uint32_t vpn = lin >> TLB_SHIFT_4K;
-        if (tlb_fill_fresh_evicts_lru1(t)) {
-            unsigned slot = tlb_fill_fresh_lru1_slot(t, vpn, access, cpl, &h->stats.evictions);
-            return fused_place(m, t, slot, lin, access, cpl, &w, &t->stamps[slot], pa, host);
-        }
-        int slot = tlb_fill_fresh_4k_free_slot(t, vpn, access, cpl, &h->stats.evictions);
-        if (slot >= 0)
-            return fused_place(m, t, (unsigned)slot, lin, access, cpl, &w,
-                               t->stamps ? &t->stamps[slot] : NULL, pa, host);
+        TlbHitToken k;
+        tlb_hier_fill_missed(h, t, access, cpl, fast_entry(m, &w, lin, false), &k);
+        uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w.frame);
+        *pa = w.frame | (lin & (PAGE_SIZE - 1));
+        *host = fr;
+        if (G_LIKELY(fr))
+            memo_put_ok(m, &k, lin, access, cpl, memo_ok_walked(m, access, cpl, &w), w.frame, fr);
+        return FUSED_MEMO;
     }
     TlbEntry e = fast_entry(m, &w, lin, global);
-    if (G_LIKELY(!w.large && !e.global))    /* counted above */
-        *l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
-    else
-        *l1 = tlb_hier_fill(h, access, cpl, &e);
+    *l1 = tlb_hier_fill(h, access, cpl, &e);
     *pa = tlb_entry_paddr(&e, lin);
     return FUSED_FILLED;
 }
@@ -673,7 +598,6 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
     const TlbEntry *e;
     uint64_t pa;
     uint8_t *fr;
-    Tlb *sole = NULL;            /* the array miss_fused filled, if it did */
     Fused k;
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
@@ -694,15 +618,12 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
             time_data(m, pa, access);
             return fr + (pa & (PAGE_SIZE - 1));
         }
-        sole = m->sole[access == ACCESS_EXEC];
     } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
         return NULL;
     }
     fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
     if (G_UNLIKELY(!fr))
         fr = mmu_host_absent(m, pa, access);
-    else if (sole)
-        memo_make_sole(m, sole, lin, access, cpl, e, pa, fr);
     else if (e)
         memo_make(m, lin, access, cpl, e, fr);
     time_data(m, pa, access);

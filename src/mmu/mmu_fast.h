@@ -19,6 +19,7 @@
 
 #include "mmu/cache_priv.h"
 #include "mmu/mmu.h"
+#include "tlb/tlb_token.h"
 
 #if defined(__GNUC__)
 #define MMU_HOT static inline __attribute__((always_inline))
@@ -30,59 +31,36 @@
  * (data, instructions): a host-speed shortcut that changes no modelled
  * figure.
  *
- * When the hit path (tlb_hier_hit_fast) finds page `page` in slot `slot`
- * of the side's first-level array t, or the miss path fills it there, the
+ * When the hit path (tlb_hier_hit_fast) finds page `page` in a slot of
+ * the side's first-level array, or the miss path fills it there, the
  * next reference to that page at the same CPL would find the same slot
  * again, as long as the slot still holds that entry and nothing changed
- * what a hit means. The slot's generation t->sgen[slot] (tlb_priv.h)
- * tracks the first: a fill, invalidation or flush of the slot moves it.
- * The second is the MMU's own state (the PCID, CR0.WP and PG, CR4,
- * EFER.NXE), and every write to it empties the table (memo_clear in
- * mmu.c). No other slot can start answering the page
- * meanwhile: at most one slot answers a page (a fill of the page replaces
- * its entry in place). The memo then skips the probe, the rights check
- * (done when the memo was made, for each access type: `key` holds the
- * page for each Access that the hit path would take, MEMO_NONE for the
- * others) and the frame lookup, and does what
- * the hit path does on that hit: tlb_hier_count_hit's count and stamp
- * (through pointers kept in the memo) and the hit latency. Frames never move once
- * they exist (physmem.h), so `host` stays valid; no memo is made for a
- * frame never written (its host page does not exist yet).
- *
- * What is the same for every memo of a side (the array t is the side's
- * small array, fixed when the hierarchy is made) is kept once per side in
- * the Mmu (MmuMemoSide), not in each memo: a miss writes fewer fields,
- * and a hit reads it from the Mmu, which it has at hand, instead of from
- * the memo: as many loads. */
+ * what a hit means. The TLB hands out a token for the hit
+ * (tlb/tlb_token.h) that tells the first: it holds until a fill,
+ * invalidation or flush of the slot. The second is the MMU's own state
+ * (the PCID, CR0.WP and PG, CR4, EFER.NXE), and every write to it empties
+ * the table (memo_clear in mmu.c). No other slot can start answering the
+ * page meanwhile: at most one slot answers a page (a fill of the page
+ * replaces its entry in place). The memo then skips the probe, the rights
+ * check (done when the memo was made, for each access type: `key` holds
+ * the page for each Access that the hit path would take, MEMO_NONE for
+ * the others) and the frame lookup, has the TLB record the hit through
+ * the token (tlb_token_record: the count and stamp the hit path makes)
+ * and charges the hit latency. Frames never move once they exist
+ * (physmem.h), so `host` stays valid; no memo is made for a frame never
+ * written (its host page does not exist yet). */
 typedef struct {
     uint32_t key[2];             /* [MEMO_KEY(access)]: linear page | CPL
                                   * (0-3), compared at once, if the memo
                                   * answers that access, else MEMO_NONE (so
                                   * the rights are in the compare); both
                                   * MEMO_NONE when empty */
-    uint32_t sgen;               /* *gen when made */
-    uint32_t pad;
-    const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
-    uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
-                                  * of access counts hits[2 * access] */
-    uint64_t *stamp;             /* &t->stamps[slot], or &Mmu.stamp_sink[0]
-                                  * when t has no stamps */
+    TlbHitToken tok;             /* the TLB's token for the hit */
     uint64_t pa;                 /* physical address of the page */
     uint8_t *host;               /* its frame */
-    uint64_t pad2;               /* 64 bytes: a shift to index the table */
 } MmuMemo;
 
 G_STATIC_ASSERT(sizeof(MmuMemo) == 64);
-
-/* Per side, what its memos share (see MmuMemo). */
-typedef struct {
-    uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
-                                  * has no stamps: a hit then writes only
-                                  * the sinks, which nothing reads, so the
-                                  * hit path need not test for stamps */
-    uint64_t *hits[2];           /* [TLB_PRIV(cpl)]: a memo's hits */
-    unsigned lat;                /* t->geom.hit_latency */
-} MmuMemoSide;
 
 #define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
 /* A memo's key for an access: a data memo's READ and WRITE keys, an
@@ -101,14 +79,14 @@ typedef struct {
      * host cache line (the Mmu is allocated so aligned, mmu.c): a hit
      * reads most of it, a miss writes most of it. */
     _Alignas(64) MmuMemo memo[2][1u << MEMO_BITS];
-    MmuMemoSide memo_side[2];    /* [access == ACCESS_EXEC]: set with the
+    unsigned hit_lat[2];         /* [access == ACCESS_EXEC]: the latency a
+                                  * memo's hit charges
+                                  * (tlb_hier_token_latency), set with the
                                   * shortcuts (mmu_set_shortcuts) */
     CacheHier *cache;
-    uint64_t stamp_sink[2];      /* the stamp and clock of memos of arrays
-                                  * without stamps (MmuMemo, MmuMemoSide):
-                                  * written, never read */
-    bool exec_apart;             /* mmu_memo_exec_apart's answer, worked out
-                                  * when the shortcuts are set (mmu.c) */
+    bool exec_apart;             /* mmu_memo_exec_apart's answer
+                                  * (tlb_hier_insn_hits_apart), set with
+                                  * the shortcuts */
     MmuStats stats;
 } MmuFast;
 
@@ -139,7 +117,7 @@ MMU_HOT uint32_t mmu_memo_key(uint32_t lin, int cpl)
  * found the slot and the key once (the core's loops, block.c). */
 MMU_HOT bool mmu_memo_answers(const MmuMemo *mm, uint32_t key, Access access)
 {
-    return mm->key[MEMO_KEY(access)] == key && mm->sgen == *mm->gen;
+    return mm->key[MEMO_KEY(access)] == key && tlb_token_holds(&mm->tok);
 }
 
 /* The memo for lin at cpl answering access, or NULL. */
@@ -150,30 +128,26 @@ MMU_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cp
 }
 
 /* Count n hits answered by the memo, one right after another with nothing
- * in between, as the hit path would count them (see MmuMemo): n counts,
- * the stamp set to the clock's n-th tick, n hit latencies. The core's
+ * in between, as the hit path would count them (see MmuMemo): the TLB
+ * records them (n counts, the stamp set to the clock's n-th tick), the
+ * MMU charges n hit latencies. The core's
  * loops (block.c) also count an instruction memo's hits this way after
  * data references made in between, where mmu_memo_exec_apart allows it;
  * n is 64-bit for them. */
 MMU_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, uint64_t n)
 {
-    const MmuMemoSide *ms = &mmu_fast(m)->memo_side[access == ACCESS_EXEC];
-    mm->hits[2 * access] += n;
-    *mm->stamp = *ms->clock += n;        /* or the sinks: no stamps */
-    mmu_fast(m)->stats.cycles += n * ms->lat;
+    tlb_token_record(&mm->tok, access, n);
+    mmu_fast(m)->stats.cycles += n * mmu_fast(m)->hit_lat[access == ACCESS_EXEC];
 }
 
 /* Whether data references touch nothing that an instruction memo's hit
- * writes but m->stats.cycles (to which both only add): the instruction
- * side's small array (whose slot stamps, clock, fast_hits and slot
- * generations the hit and its test use) is none of the arrays a data
- * reference probes or fills (the data side's and the STLB behind it), and
- * the two sides' memos do not stamp with one clock (unless both have no
- * stamps: then both write only the sinks, which nothing reads). Then hits
- * of the instruction side may be counted after data references that were
- * made after them, with the same result (block.c's run_loop). The
- * hierarchy makes every array a Tlb of its own (hierarchy.c), so this
- * holds for every preset; it is tested, not assumed. */
+ * writes but m->stats.cycles (to which both only add): the TLB's
+ * tlb_hier_insn_hits_apart (the instruction side's tokens record into an
+ * array and a clock no data reference touches). Then hits of the
+ * instruction side may be counted after data references that were made
+ * after them, with the same result (block.c's run_loop). The hierarchy
+ * makes every array a Tlb of its own (hierarchy.c), so this holds for
+ * every preset; it is tested, not assumed. */
 MMU_HOT bool mmu_memo_exec_apart(const Mmu *m)
 {
     return mmu_fast_c(m)->exec_apart;
@@ -198,15 +172,11 @@ MMU_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access 
                                  unsigned k, uint64_t n)
 {
     for (unsigned j = 0; j < k; j++) {
-        const MmuMemoSide *ms = &mmu_fast(m)->memo_side[access[j] == ACCESS_EXEC];
-        mm[j]->hits[2 * access[j]] += n;
-        mmu_fast(m)->stats.cycles += n * ms->lat;
-        *ms->clock += n - 1;              /* or the sinks: no stamps */
+        tlb_token_count(&mm[j]->tok, access[j], n);
+        mmu_fast(m)->stats.cycles += n * mmu_fast(m)->hit_lat[access[j] == ACCESS_EXEC];
     }
-    for (unsigned j = 0; j < k; j++) {    /* the last round, as it is made */
-        uint64_t *clock = mmu_fast(m)->memo_side[access[j] == ACCESS_EXEC].clock;
-        *mm[j]->stamp = ++*clock;
-    }
+    for (unsigned j = 0; j < k; j++)      /* the last round, as it is made */
+        tlb_token_stamp(&mm[j]->tok);
 }
 
 /* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers

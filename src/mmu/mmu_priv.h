@@ -22,10 +22,10 @@ struct Mmu {
     bool paging;                 /* CR0.PG, kept beside cr0 for the hit path */
     bool pdpte_uncached;
     bool no_memo;                /* mmu_set_shortcuts(m, false) */
-    Tlb *sole[2];                /* per side, the TLB's Side.sole (hier_priv.h)
-                                  * when shortcuts are on, else NULL: the
-                                  * array whose misses the fused miss path
-                                  * takes (mmu.c) */
+    Tlb *only[2];                /* per side, tlb_hier_only_array when the
+                                  * shortcuts are on, else NULL: the array
+                                  * whose misses the fused miss path takes
+                                  * (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
     const PaeFastMasks *fast_masks[4]; /* [cpl]: pae_fast_masks_for(&regs,

@@ -1,8 +1,8 @@
 /* The steps of an array's fill as inline functions, private to src/tlb:
- * tlb.c's fills are made of them. Consumer outside src/tlb: src/mmu/mmu.c,
- * whose fused miss path runs the same steps inline for the P4's fills
- * (tlb_fill_fresh_lru1_slot, tlb_fill_fresh_4k_free_slot). Everyone
- * else uses tlb.h. */
+ * tlb.c's fills are made of them, and hier_priv.h's tlb_hier_fill_missed
+ * (the fill the MMU's fused miss path asks for) runs the same steps
+ * inline for the P4's fills (tlb_fill_fresh_lru1_slot,
+ * tlb_fill_fresh_4k_free_slot). Everyone else uses tlb.h. */
 #ifndef VMSPLIT_TLB_FILL_PRIV_H
 #define VMSPLIT_TLB_FILL_PRIV_H
 

@@ -23,6 +23,7 @@
 #define VMSPLIT_TLB_TLB_PRIV_H
 
 #include "tlb/tlb.h"
+#include "tlb/tlb_token.h"
 
 /* The hit path is forced inline into the hierarchy: GCC otherwise keeps
  * one out-of-line copy for its three call sites. */
@@ -82,9 +83,9 @@ struct Tlb {
                                   * (tlb_fill_counted) */
     uint32_t *sgen;              /* per slot: a generation that changes
                                   * whenever the slot does (fill,
-                                  * invalidation, flush). A memo of a hit
-                                  * in the slot (mmu_fast.h) holds while it
-                                  * is the same */
+                                  * invalidation, flush). A token for a hit
+                                  * in the slot (tlb_token.h) holds while
+                                  * it is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     struct Lru *lru;             /* the policy's state when it is true LRU
                                   * with ordered records (ways > LRU_SCAN,
@@ -106,8 +107,11 @@ struct Tlb {
      * is exactly one hit or one miss (lookups = hits + misses). */
     TlbStats stats;
     uint64_t fast_hits[TLB_NACCESS * 2]; /* [2 * access + privilege]: flat,
-                                  * so that a memo can point at its
-                                  * privilege's column (mmu_fast.h) */
+                                  * so that a token can point at its
+                                  * privilege's column (tlb_token.h) */
+    uint64_t token_sink[2];      /* a token's stamp and clock when the
+                                  * array has no stamps: written, never
+                                  * read */
     uint64_t slow_hits[TLB_NACCESS][2];
     TlbStats *self;              /* &stats, so that tlb_stats can refresh a
                                   * const array's derived counters */
@@ -274,13 +278,34 @@ G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
 /* What a hit in slot s costs the array when the policy's hit is a stamp
  * or nothing (hit_inline): the count (the lookup is derived, see
- * Tlb.stats) and the stamp. tlb_hit_fast and the MMU's memo of a hit
- * (mmu_fast.h) both end here. */
+ * Tlb.stats) and the stamp. tlb_hit_fast ends here; a token's
+ * tlb_token_record does the same through the token's pointers. */
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
     t->fast_hits[2 * access + TLB_PRIV(cpl)]++;
     if (t->stamps)
         t->stamps[s] = ++*t->clock;
+}
+
+/* The token for a hit at cpl in slot s of t, whose hits are taken inline
+ * (hit_inline): recording a hit through it does what tlb_count_hit does.
+ * _stamped: t has stamps (true LRU), no test. */
+TLB_HOT void tlb_token_make_stamped(Tlb *t, unsigned s, int cpl, TlbHitToken *k)
+{
+    k->gen = t->sgen[s];
+    k->slot_gen = &t->sgen[s];
+    k->hits = &t->fast_hits[TLB_PRIV(cpl)];
+    k->stamp = &t->stamps[s];
+    k->clock = t->clock;
+}
+
+TLB_HOT void tlb_token_make(Tlb *t, unsigned s, int cpl, TlbHitToken *k)
+{
+    k->gen = t->sgen[s];
+    k->slot_gen = &t->sgen[s];
+    k->hits = &t->fast_hits[TLB_PRIV(cpl)];
+    k->stamp = t->stamps ? &t->stamps[s] : &t->token_sink[0];
+    k->clock = t->stamps ? t->clock : &t->token_sink[1];
 }
 
 /* The common hit, decided on a straight path: the array's page sizes in

@@ -254,8 +254,8 @@ static void run(const char *preset, uint64_t seed) { run_cfg(preset, NULL, seed)
 
 /* One 64-entry fully associative array per side holding both sizes, with
  * a policy whose hit needs no stamp (FIFO, random): the fused path and
- * memos serve it, and its memos' stamps and clocks are the Mmu's sinks
- * (mmu_fast.h). */
+ * memos serve it, and its memos' tokens stamp the array's sinks
+ * (tlb_token.h). */
 static void run_policy(const char *policy, uint64_t seed)
 {
     TlbGeom g = { .entries = 64, .ways = 64, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
@@ -264,7 +264,7 @@ static void run_policy(const char *policy, uint64_t seed)
 }
 
 /* The same with true LRU and a first-level hit that costs cycles (a
- * what-if geometry): the memos' hit latency (Mmu.memo_side, mmu_fast.h)
+ * what-if geometry): the memos' hit latency (MmuFast.hit_lat, mmu_fast.h)
  * must be charged as the TLB's own hit path charges it. */
 static void run_hit_latency(uint64_t seed)
 {

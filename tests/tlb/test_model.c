@@ -379,7 +379,7 @@ END_TEST
  * (tlb_hit_fast_4k); a miss is filled as the MMU fills it (the fused
  * fill when tlb_fill_fresh_evicts_lru1, else the free way's); a hit may
  * be followed by memo hits, which only write the stamp, n ticks at once
- * (`*stamp = *clock += n`, mmu_fast.h). Now and then a page is
+ * (`*stamp = *clock += n`, tlb_token_record in tlb_token.h). Now and then a page is
  * invalidated or the array flushed (free ways, refilled by the free-way
  * fill), a run of hits on old pages leaves the order no live record (a
  * rebuild), or another page is used between the last fill and a use of
@@ -474,7 +474,9 @@ static void run_fused_lru1(unsigned ways, uint64_t seed)
          * store) or a batch of n ticks. */
         unsigned n = op % 4 == 0 ? 0 : op % 4 == 1 ? 1 : 1 + (unsigned)(x >> 40) % 5;
         if (n) {
-            t->stamps[want] = *t->clock += n;
+            TlbHitToken k;       /* as a memo of the hit records them */
+            tlb_token_make(t, (unsigned)want, 0, &k);
+            tlb_token_record(&k, ACCESS_READ, n);
             used[want] = clock += n;
         }
         ck_assert_uint_eq(*t->clock, clock);
