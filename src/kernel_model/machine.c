@@ -12,13 +12,6 @@
 
 #define MiB (1024u * 1024u)
 #define KTEXT_PHYS (1 * MiB)        /* Linux loads the kernel at 1 MiB */
-#define CR0_PE (1u << 0)
-#define CR0_WP (1u << 16)
-#define CR0_PG (1u << 31)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
-#define EFER_NXE (1ULL << 11)
 #define EFLAGS_USER 0x202u          /* IF, bit 1 */
 #define PCID_USER_BIT 0x800u        /* Linux PTI: user PCID = kernel PCID | bit 11 */
 #define MAX_STEPS_PER_EVENT 50000000ULL

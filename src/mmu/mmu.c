@@ -13,15 +13,6 @@
 /* For the steps of the miss path (see walk_and_fill). */
 #define MMU_INLINE inline __attribute__((always_inline))
 
-/* Control-register bits the MMU cares about (SDM Vol. 3A §2.5). */
-#define CR0_PG (1u << 31)
-#define CR0_WP (1u << 16)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
-#define EFER_NXE (1ULL << 11)
-#define CR3_PCID_MASK 0xFFFu
-
 /* The walker's masks for each CPL (Mmu.fast_masks), after regs.wp or
  * regs.nxe is set. */
 static void set_fast_masks(Mmu *m)

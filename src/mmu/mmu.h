@@ -52,6 +52,27 @@
 
 typedef struct Mmu Mmu;
 
+/* Control-register bits (SDM Vol. 3A §2.5, Figure 2-7; EFER: §2.2.1,
+ * Table 2-1), defined here once: the MMU owns CR0, CR3, CR4 and EFER, and
+ * the core, the run environment and the kernel model name their bits from
+ * this list. */
+#define CR0_PE (1u << 0)         /* protection enable */
+#define CR0_TS (1u << 3)         /* task switched */
+#define CR0_ET (1u << 4)         /* extension type: hardwired to 1 on P6 and later */
+#define CR0_WP (1u << 16)        /* write protect (supervisor writes) */
+#define CR0_NW (1u << 29)        /* not write-through */
+#define CR0_CD (1u << 30)        /* cache disable */
+#define CR0_PG (1u << 31)        /* paging */
+/* CR0 bits that exist: PE MP EM TS ET NE WP AM NW CD PG. */
+#define CR0_DEFINED 0xE005003Fu
+#define CR4_TSD (1u << 2)        /* RDTSC at CPL 0 only */
+#define CR4_PSE (1u << 4)        /* page size extensions */
+#define CR4_PAE (1u << 5)        /* physical address extension */
+#define CR4_PGE (1u << 7)        /* global pages */
+#define CR4_PCIDE (1u << 17)     /* PCIDs (a what-if here: see above) */
+#define CR3_PCID_MASK 0xFFFu     /* CR3[11:0] with CR4.PCIDE */
+#define EFER_NXE (1ULL << 11)    /* execute-disable enable */
+
 typedef struct {
     uint8_t vector;              /* VEC_PF or VEC_GP */
     uint32_t error_code;

@@ -23,11 +23,6 @@
 #include "mmu/physmem.h"
 #include "tlb/hierarchy.h"
 
-#define CR0_PG (1u << 31)
-#define CR0_WP (1u << 16)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
 
 #define LIN 0x00400000u          /* PDPTE 0, PDE 2, PTE 0 */
 #define FRAME_A 0x100000u

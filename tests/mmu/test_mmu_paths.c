@@ -25,11 +25,6 @@
 #include "tlb/policy.h"
 #include "tlb/tlb_state.h"
 
-#define CR0_PG (1u << 31)
-#define CR0_WP (1u << 16)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define EFER_NXE (1ULL << 11)
 
 #define PDPT 0x1000u
 #define PD0 0x2000u              /* PDPTE 0: linear 0 - 1 GiB */
