@@ -261,16 +261,17 @@ static MMU_INLINE void memo_put_ok(Mmu *m, const TlbHitToken *k, uint32_t lin, A
     memo_set(mm, lin, cpl, ok, pa, host);
 }
 
-/* The memo's `ok`: mmu_rights_ok for each access the side makes, and for
- * a write the dirty bit tlb_hit_fast requires. */
+/* The memo's `ok`: the rights rule (paging_rights_ok) for each access the
+ * side makes, and for a write the dirty bit tlb_hit_fast requires. */
 static MMU_INLINE unsigned memo_ok(const Mmu *m, Access access, int cpl, bool us, bool rw,
                                    bool nx, bool dirty)
 {
-    bool user = cpl == 3, any = !user || us;
+    bool wp = m->regs.wp, nxe = m->regs.nxe;
     if (access == ACCESS_EXEC)
-        return (unsigned)(any && !(m->regs.nxe && nx)) << ACCESS_EXEC;
-    return (unsigned)any << ACCESS_READ |
-           (unsigned)(any && dirty && (rw || (!user && !m->regs.wp))) << ACCESS_WRITE;
+        return (unsigned)paging_rights_ok(rw, us, nx, ACCESS_EXEC, cpl, wp, nxe) << ACCESS_EXEC;
+    return (unsigned)paging_rights_ok(rw, us, nx, ACCESS_READ, cpl, wp, nxe) << ACCESS_READ |
+           (unsigned)(dirty && paging_rights_ok(rw, us, nx, ACCESS_WRITE, cpl, wp, nxe))
+               << ACCESS_WRITE;
 }
 
 /* Remember entry e (in a first-level array, just hit or filled) for the
@@ -391,15 +392,19 @@ static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t l
  * what that success implies (pae_priv.h): it permitted the access (so U/S
  * at every level for a user access, R/W where a write needs it, no XD on
  * a fetch) and, on a write, found D set. So a read or write also permits
- * a read, and only a read's write bit is left to work out. */
+ * a read, and only a read's write bit is left to work out by the rule. */
 static MMU_INLINE unsigned memo_ok_walked(const Mmu *m, Access access, int cpl,
                                           const PaeFast *w)
 {
     bool rw = (w->all & PAE_RW) != 0, dirty = (w->leaf & PAE_D) != 0;
+    /* us = true: the read's success says U/S was there if it was needed. */
     return access == ACCESS_EXEC    ? 1u << ACCESS_EXEC
            : access == ACCESS_WRITE ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
                                     : 1u << ACCESS_READ |
-                                          (unsigned)(dirty && (rw || (cpl != 3 && !m->regs.wp)))
+                                          (unsigned)(dirty && paging_rights_ok(rw, true, false,
+                                                                               ACCESS_WRITE, cpl,
+                                                                               m->regs.wp,
+                                                                               m->regs.nxe))
                                               << ACCESS_WRITE;
 }
 

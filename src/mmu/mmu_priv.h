@@ -33,18 +33,11 @@ struct Mmu {
                                   * is (only here, in mmu.c) */
 };
 
-/* pae_check_rights(...) == 0 for an entry's combined rights, inline. */
+/* The rights rule (paging_rights_ok, pae.h) on a TLB entry's rights. */
 static inline bool mmu_rights_ok(const TlbEntry *e, Access access, int cpl,
                                  const PaeRegs *r)
 {
-    bool user = cpl == 3;
-    if (user && !e->us)
-        return false;
-    if (access == ACCESS_WRITE)
-        return e->rw || (!user && !r->wp);
-    if (access == ACCESS_EXEC)
-        return !(r->nxe && e->nx);
-    return true;
+    return paging_rights_ok(e->rw, e->us, e->nx, access, cpl, r->wp, r->nxe);
 }
 
 #endif

@@ -36,23 +36,11 @@ typedef struct {
     uint64_t pad;                /* a power-of-two stride: cheaper indexing */
 } PaeFastMasks;
 
-/* need, need_leaf and bad for an access (a), user or not (u), CR0.WP (w)
- * and EFER.NXE (x), as the comment above derives them. */
-#define FAST_NEED(a, u, w)                                                    \
-    (PAE_P | PAE_A | ((u) ? PAE_US : 0) |                                     \
-     ((a) == ACCESS_WRITE && ((u) || (w)) ? PAE_RW : 0))
-#define FAST_MASKS(a, u, w, x)                                                \
-    { FAST_NEED(a, u, w), FAST_NEED(a, u, w) | ((a) == ACCESS_WRITE ? PAE_D : 0), \
-      PAE_RSVD_HIGH | (!(x) || (a) == ACCESS_EXEC ? PAE_XD : 0), 0 }
-#define FAST_MASKS_UWX(a)                                                     \
-    FAST_MASKS(a, 0, 0, 0), FAST_MASKS(a, 0, 0, 1), FAST_MASKS(a, 0, 1, 0),   \
-    FAST_MASKS(a, 0, 1, 1), FAST_MASKS(a, 1, 0, 0), FAST_MASKS(a, 1, 0, 1),   \
-    FAST_MASKS(a, 1, 1, 0), FAST_MASKS(a, 1, 1, 1)
-
-/* Index: access << 3 | (cpl == 3) << 2 | CR0.WP << 1 | EFER.NXE. */
-static const PaeFastMasks pae_fast_masks[3 * 8] = {
-    FAST_MASKS_UWX(ACCESS_READ), FAST_MASKS_UWX(ACCESS_WRITE), FAST_MASKS_UWX(ACCESS_EXEC),
-};
+/* need, need_leaf and bad for each access (a), user or not (u), CR0.WP
+ * (w) and EFER.NXE (x), at index a << 3 | u << 2 | w << 1 | x: derived
+ * from paging_rights_ok and pae_rules (pae.h) when the program starts
+ * (pae.c), as the comment above says they follow from them. */
+extern PaeFastMasks pae_fast_masks[3 * 8];
 
 /* What the fast path found, and nothing more: the MMU's miss path builds
  * its TLB entry and times the two reads from this without a PaeWalk
@@ -150,7 +138,7 @@ pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
     const PaeFastMasks *fm = masks + ((unsigned)access << 3);
     if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
         /* A 2 MiB page: the PDE is the leaf. */
-        if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
+        if ((~pde & fm->need_leaf) | (pde & (fm->bad | pae_rules.rsvd_large)))
             return false;
         *out = (PaeFast){ .pde_pa = pd + pde_off, .pde = pde, .frame = pde & PAE_ADDR_2M,
                           .all = pde, .any = pde, .leaf = pde, .large = true };
