@@ -307,6 +307,22 @@ static uint64_t time_walk_refs(Mmu *m, const PaeWalk *w, bool pde_cached, uint64
     return c;
 }
 
+/* The entry the fast walk w of lin makes (tlb_entry_from_walk's, from a
+ * PaeFast); global: its G bit with CR4.PGE. */
+static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t lin, bool global)
+{
+    return (TlbEntry){
+        .frame = w->frame,
+        .vpn = lin >> (w->large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
+        .pcid = m->pcid,
+        .page_size = (uint8_t)(w->large ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .rw = (w->all & PAE_RW) != 0, .us = (w->all & PAE_US) != 0,
+        .nx = (w->any & PAE_XD) != 0,
+        .dirty = (w->leaf & PAE_D) != 0,
+        .global = global,
+    };
+}
+
 /* A TLB miss: walk, time the walk's references, fill. *l1: the filled
  * first-level entry (tlb_hier_fill), or NULL. Inline into its three
  * callers: the miss path is most of what a TLB-missing workload costs the
@@ -316,34 +332,39 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
 {
     uint64_t pde, pde_pa;
     bool pde_cached = tlb_hier_pde_lookup(m->tlb, lin, m->pcid, &pde, &pde_pa);
-    PaeWalk w;
-    bool ok = true;
     uint64_t c = m->walk_base;
-    if (G_LIKELY(pae_walk_fast(&m->regs, m->pm, lin, access, cpl, &w))) {
-        /* The walker's fast path, inline (pae_priv.h): its references are
-         * reads, the PDE and (a 4 KiB page) the PTE; time_walk_refs
-         * unrolled. */
-        if (!(pde_cached && w.refs[0].paddr == pde_pa))
-            c += cache_access_fast(m->fast.cache, w.refs[0].paddr, false);
-        if (w.nrefs == 2 && !(pde_cached && w.refs[1].paddr == pde_pa))
-            c += cache_access_fast(m->fast.cache, w.refs[1].paddr, false);
+    bool pge = (m->cr4 & CR4_PGE) != 0;
+    PaeFast fw;
+    if (G_LIKELY(pae_walk_fast(&m->regs, m->pm, NULL, NULL, lin, access, cpl, &fw))) {
+        /* The fast walk, inline (pae_priv.h): its references are reads,
+         * the PDE and (a 4 KiB page) the PTE; time_walk_refs unrolled. */
+        if (!(pde_cached && fw.pde_pa == pde_pa))
+            c += cache_access_fast(m->fast.cache, fw.pde_pa, false);
+        if (!fw.large && !(pde_cached && fw.pte_pa == pde_pa))
+            c += cache_access_fast(m->fast.cache, fw.pte_pa, false);
+        m->fast.stats.walks++;
+        m->fast.stats.walk_cycles += c;
+        m->fast.stats.cycles += c;
+        if (!fw.large && !pde_cached)
+            tlb_hier_pde_fill(m->tlb, lin, m->pcid, fw.pde, fw.pde_pa);
+        *e = fast_entry(m, &fw, lin, (fw.leaf & PAE_G) && pge);
     } else {
-        /* The fast path declined, having changed nothing: the full walk
-         * (pae_walk_lean tries the fast path again first). */
-        ok = pae_walk_lean(&m->regs, m->pm, lin, access, cpl, &w);
+        /* The fast walk declined, having changed nothing: the walk. */
+        PaeWalk w;
+        bool ok = pae_walk(&m->regs, m->pm, lin, access, cpl, &w);
         c += time_walk_refs(m, &w, pde_cached, pde_pa);
+        m->fast.stats.walks++;
+        m->fast.stats.walk_cycles += c;
+        m->fast.stats.cycles += c;
+        if (!ok) {
+            if (f)
+                *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code, .cr2 = w.cr2 };
+            return false;
+        }
+        if (w.page_size == PAE_PAGE_4K && !pde_cached)
+            tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
+        tlb_entry_from_walk_inline(e, lin, &w, m->pcid, pge);
     }
-    m->fast.stats.walks++;
-    m->fast.stats.walk_cycles += c;
-    m->fast.stats.cycles += c;
-    if (!ok) {
-        if (f)
-            *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code, .cr2 = w.cr2 };
-        return false;
-    }
-    if (w.page_size == PAE_PAGE_4K && !pde_cached)
-        tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
-    tlb_entry_from_walk_inline(e, lin, &w, m->pcid, (m->cr4 & CR4_PGE) != 0);
     *l1 = tlb_hier_fill(m->tlb, access, cpl, e);
     return true;
 }
@@ -371,22 +392,6 @@ typedef enum {
     FUSED_MEMO,                  /* taken, the memo made if the frame
                                   * exists: *host is the frame, or NULL */
 } Fused;
-
-/* The entry the fast walk w of lin makes (tlb_entry_from_walk's, from a
- * PaeFast); global: its G bit with CR4.PGE. */
-static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t lin, bool global)
-{
-    return (TlbEntry){
-        .frame = w->frame,
-        .vpn = lin >> (w->large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
-        .pcid = m->pcid,
-        .page_size = (uint8_t)(w->large ? TLB_PAGE_2M : TLB_PAGE_4K),
-        .rw = (w->all & PAE_RW) != 0, .us = (w->all & PAE_US) != 0,
-        .nx = (w->any & PAE_XD) != 0,
-        .dirty = (w->leaf & PAE_D) != 0,
-        .global = global,
-    };
-}
 
 /* memo_ok for the page a successful fast walk of lin just filled, less
  * what that success implies (pae_priv.h): it permitted the access (so U/S
@@ -423,7 +428,7 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
         __builtin_unreachable();  /* always set (set_fast_masks): the walk
                                    * need not test it */
     if (!missed || !t ||
-        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
+        !pae_walk_fast(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
         return FUSED_NO;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->fast.cache, w.pde_pa, false);

@@ -85,11 +85,10 @@ static inline void add_ref(PaeWalk *out, uint64_t paddr, bool write)
     out->refs[out->nrefs++] = (PaeRef){ .paddr = paddr, .write = write };
 }
 
-/* Both walks; explain: record the levels (a constant in each caller, so
- * the lean copy carries none of that work). */
+/* The walk (pae.h), inline so that its steps are not calls. */
 static inline __attribute__((always_inline)) bool
 walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl,
-          PaeWalk *out, bool explain)
+          PaeWalk *out)
 {
     out->fault = false;
     out->nrefs = 0;
@@ -98,13 +97,11 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
     /* Level 3: the PDPTE register (no memory reference, no A/D bits). */
     unsigned i3 = lin >> PAE_PDPTE_SHIFT;
     uint64_t pdpte = regs->pdpte[i3];
-    if (explain) {
-        out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
-                                     .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
-                                     .before = pdpte, .after = pdpte,
-                                     .from_register = true };
-        out->nlevels = 1;
-    }
+    out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
+                                 .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
+                                 .before = pdpte, .after = pdpte,
+                                 .from_register = true };
+    out->nlevels = 1;
     if (!(pdpte & PAE_P))
         return page_fault(out, lin, ec);
     /* Reserved PDPTE bits were refused at the CR3 load (#GP). */
@@ -115,11 +112,9 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
     add_ref(out, pde_pa, false);
     out->pde_pa = pde_pa;
     out->pde = pde;
-    if (explain) {
-        out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
-                                     .before = pde, .after = pde };
-        out->nlevels = 2;
-    }
+    out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
+                                 .before = pde, .after = pde };
+    out->nlevels = 2;
     if (!(pde & PAE_P))
         return page_fault(out, lin, ec);
     bool large = (pde & PAE_PS) != 0;
@@ -136,11 +131,9 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         uint64_t pte_pa = (pde & PAE_ADDR_4K) + 8u * ((lin >> 12) & 511);
         uint64_t pte = physmem_read64_aligned(pm, pte_pa);
         add_ref(out, pte_pa, false);
-        if (explain) {
-            out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
-                                         .before = pte, .after = pte };
-            out->nlevels = 3;
-        }
+        out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
+                                     .before = pte, .after = pte };
+        out->nlevels = 3;
         if (!(pte & PAE_P))
             return page_fault(out, lin, ec);
         if (entry_reserved(pte, regs->nxe, false))
@@ -165,8 +158,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
             physmem_write64(pm, pde_pa, pde);
             add_ref(out, pde_pa, true);
             out->pde = pde;
-            if (explain)
-                out->levels[1].after = pde;
+            out->levels[1].after = pde;
         }
         return page_fault(out, lin, bad);
     }
@@ -178,8 +170,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         physmem_write64(pm, pde_pa, pde);
         add_ref(out, pde_pa, true);
         out->pde = pde;
-        if (explain)
-            out->levels[1].after = pde;
+        out->levels[1].after = pde;
     }
     uint64_t nleaf = leaf | PAE_A | (access == ACCESS_WRITE ? PAE_D : 0);
     if (nleaf != leaf) {
@@ -187,8 +178,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         add_ref(out, leaf_pa, true);
         if (large)
             out->pde = nleaf;
-        if (explain)
-            out->levels[out->nlevels - 1].after = nleaf;
+        out->levels[out->nlevels - 1].after = nleaf;
     }
 
     out->rw = rw;
@@ -203,24 +193,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
 bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
               int cpl, PaeWalk *out)
 {
-    return walk_impl(regs, pm, lin, access, cpl, out, true);
-}
-
-/* The full walk without explanation, out of line so that the fast path
- * stays small. */
-static __attribute__((noinline)) bool
-walk_lean_full(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl,
-               PaeWalk *out)
-{
-    return walk_impl(regs, pm, lin, access, cpl, out, false);
-}
-
-bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeWalk *out)
-{
-    if (__builtin_expect(pae_walk_fast(regs, pm, lin, access, cpl, out), 1))
-        return true;
-    return walk_lean_full(regs, pm, lin, access, cpl, out);
+    return walk_impl(regs, pm, lin, access, cpl, out);
 }
 
 const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t len)

@@ -16,7 +16,9 @@
  * about caches.
  *
  * The walker is pure with respect to the TLB: it neither looks one up nor
- * fills one. The caller (src/mmu/mmu.c) does that with the PaeWalk result. */
+ * fills one. The caller (src/mmu/mmu.c) does that with the PaeWalk result.
+ * It has two entry points: pae_walk, and the fast walk of pae_priv.h (the
+ * MMU's common miss, a permitted walk that changes no memory). */
 #ifndef VMSPLIT_MMU_PAE_H
 #define VMSPLIT_MMU_PAE_H
 
@@ -170,14 +172,6 @@ bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]
  * !out->fault. */
 bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
               int cpl, PaeWalk *out);
-
-/* pae_walk without the explanation: the same outcome, translation, pde,
- * memory changes and refs, but nlevels and levels are left unset. The
- * MMU's miss path, which needs no explanation, uses it. Its common case (a
- * permitted walk whose A/D bits are already set) takes a straight path
- * of masks; anything else runs the full walk. */
-bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeWalk *out);
 
 /* The access rights of §4.6, the same in every paging mode, on the rights
  * combined over the levels (a page is writable only if R/W is set at

@@ -1,7 +1,7 @@
-/* The walker's fast path as inline code, private to src/mmu: pae.c's
- * pae_walk_lean tries it first, and the MMU's miss path (mmu.c) inlines it
- * so that the common walk costs no call and no copy of the walk record.
- * Everyone else uses pae.h. */
+/* The fast walk as inline code, private to src/mmu: the MMU's miss path
+ * (mmu.c) tries it first, inline, so that the common walk costs no call
+ * and no walk record; when it declines, the walk (pae_walk, pae.h) runs.
+ * These are the walker's two entry points. Everyone else uses pae.h. */
 #ifndef VMSPLIT_MMU_PAE_PRIV_H
 #define VMSPLIT_MMU_PAE_PRIV_H
 
@@ -108,12 +108,12 @@ static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs, int cp
                            (unsigned)regs->nxe];
 }
 
-/* The fast path into a PaeFast: true under the conditions above, having
+/* The fast walk into a PaeFast: true under the conditions above, having
  * changed nothing either way (out is only written on success). hints:
  * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs, cpl),
  * or NULL to work it out. */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
+pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
                      const PaeFastMasks *masks, uint32_t lin, Access access, int cpl,
                      PaeFast *out)
 {
@@ -164,46 +164,6 @@ pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
                       .frame = pte & PAE_ADDR_4K, .all = pde & pte, .any = pde | pte,
                       .leaf = pte, .large = false };
     return true;
-}
-
-static inline __attribute__((always_inline)) bool
-pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeFast *out)
-{
-    return pae_walk_fast_hinted(regs, pm, NULL, NULL, lin, access, cpl, out);
-}
-
-/* What the fast path sets: every field walk_impl sets on success. */
-static inline __attribute__((always_inline)) bool
-pae_walk_fast_h(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, uint32_t lin,
-                Access access, int cpl, PaeWalk *out)
-{
-    PaeFast w;
-    if (!pae_walk_fast_hinted(regs, pm, hints, NULL, lin, access, cpl, &w))
-        return false;
-    uint32_t size = w.large ? PAE_PAGE_2M : PAE_PAGE_4K;
-    out->refs[0] = (PaeRef){ .paddr = w.pde_pa, .write = false };
-    out->refs[1] = (PaeRef){ .paddr = w.pte_pa, .write = false };
-    out->nrefs = w.large ? 1 : 2;
-    out->pde = w.pde;
-    out->pde_pa = w.pde_pa;
-    out->fault = false;
-    out->frame = w.frame;
-    out->page_size = size;
-    out->paddr = w.frame | (lin & (size - 1));
-    out->rw = (w.all & PAE_RW) != 0;
-    out->us = (w.all & PAE_US) != 0;
-    out->nx = (w.any & PAE_XD) != 0;
-    out->global = (w.leaf & PAE_G) != 0;
-    out->dirty = (w.leaf & PAE_D) != 0;
-    return true;
-}
-
-static inline __attribute__((always_inline)) bool
-pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
-              PaeWalk *out)
-{
-    return pae_walk_fast_h(regs, pm, NULL, lin, access, cpl, out);
 }
 
 #endif
