@@ -369,7 +369,7 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
     return true;
 }
 
-/* The common miss, fused: the side's only array (tlb_hier_only_array)
+/* The common miss in a side's only array: the array (tlb_hier_only_array)
  * has no entry for the page (tlb_hier_hit_fast_m just probed it and said
  * so), and the walker's fast path succeeds. Then it does what
  * translate_rest would, step for step, without the steps that cannot
@@ -380,18 +380,18 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
  * as tlb_hier_fill fills it: by tlb_hier_fill_missed for a 4 KiB page
  * that is not global (the TLB's fill without its duplicate search, which
  * hands back the token for a hit in the new entry: the memo is made from
- * the walk's bits, FUSED_MEMO), by tlb_hier_fill otherwise; no rights
+ * the walk's bits, ONLY_MEMO_MADE), by tlb_hier_fill otherwise; no rights
  * check (the fast walk permitted the access). With memos off
  * (mmu_set_shortcuts: Mmu.only is NULL) it is not taken: the general path
- * is then the reference it is tested against. Returns FUSED_NO having
+ * is then the reference it is tested against. Returns ONLY_NOT_TAKEN having
  * changed nothing when the case does not apply: the caller goes on to
  * translate_rest. */
 typedef enum {
-    FUSED_NO,                    /* not taken: nothing changed */
-    FUSED_FILLED,                /* taken: *l1 is the filled entry, or NULL */
-    FUSED_MEMO,                  /* taken, the memo made if the frame
+    ONLY_NOT_TAKEN,                    /* not taken: nothing changed */
+    ONLY_FILLED,                /* taken: *l1 is the filled entry, or NULL */
+    ONLY_MEMO_MADE,                  /* taken, the memo made if the frame
                                   * exists: *host is the frame, or NULL */
-} Fused;
+} OnlyArrayMiss;
 
 /* memo_ok for the page a successful fast walk of lin just filled, less
  * what that success implies (pae_priv.h): it permitted the access (so U/S
@@ -413,7 +413,7 @@ static MMU_INLINE unsigned memo_ok_walked(const Mmu *m, Access access, int cpl,
                                               << ACCESS_WRITE;
 }
 
-static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
+static MMU_INLINE OnlyArrayMiss miss_only_array(Mmu *m, uint32_t lin, Access access, int cpl,
                                    bool missed, uint64_t *pa, const TlbEntry **l1,
                                    uint8_t **host)
 {
@@ -429,7 +429,7 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
                                    * need not test it */
     if (!missed || !t ||
         !pae_walk_fast(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
-        return FUSED_NO;
+        return ONLY_NOT_TAKEN;
     tlb_hier_count_miss(h, t, access, cpl);
     uint64_t c = m->walk_base + cache_access_fast(m->fast.cache, w.pde_pa, false);
     if (!w.large)
@@ -446,12 +446,12 @@ static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
         *host = fr;
         if (G_LIKELY(fr))
             memo_put_ok(m, &k, lin, access, cpl, memo_ok_walked(m, access, cpl, &w), w.frame, fr);
-        return FUSED_MEMO;
+        return ONLY_MEMO_MADE;
     }
     TlbEntry e = fast_entry(m, &w, lin, global);
     *l1 = tlb_hier_fill(h, access, cpl, &e);
     *pa = tlb_entry_paddr(&e, lin);
-    return FUSED_FILLED;
+    return ONLY_FILLED;
 }
 
 /* mmu_translate after the hit path found no usable first-level hit (or
@@ -493,8 +493,8 @@ static bool translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl, uint6
     return true;
 }
 
-/* mmu_translate_nomemo for one access type. */
-static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+/* mmu_translate_lookup for one access type. */
+static MMU_INLINE bool translate_lookup(Mmu *m, uint32_t lin, Access access, int cpl,
                                         uint64_t *pa, MmuFault *f)
 {
     unsigned extra;
@@ -508,10 +508,10 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
         *pa = tlb_entry_paddr(e, lin);
     } else {
         uint8_t *host;
-        Fused k = m->paging ? miss_fused(m, lin, access, cpl, missed, pa, &e, &host) : FUSED_NO;
-        if (k == FUSED_MEMO)
+        OnlyArrayMiss k = m->paging ? miss_only_array(m, lin, access, cpl, missed, pa, &e, &host) : ONLY_NOT_TAKEN;
+        if (k == ONLY_MEMO_MADE)
             return true;         /* the memo is made */
-        if (k == FUSED_NO && !translate_rest(m, lin, access, cpl, pa, &e, f))
+        if (k == ONLY_NOT_TAKEN && !translate_rest(m, lin, access, cpl, pa, &e, f))
             return false;
     }
     /* A hit, or a walk whose rights check passed for this access and
@@ -521,20 +521,20 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     return true;
 }
 
-/* A copy per access type, as mmu_access_nomemo (mmu_fast.h picks one). */
-bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+/* A copy per access type, as mmu_access_lookup (mmu_fast.h picks one). */
+bool mmu_translate_lookup_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
+    return translate_lookup(m, lin, ACCESS_READ, cpl, pa, f);
 }
 
-bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+bool mmu_translate_lookup_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
+    return translate_lookup(m, lin, ACCESS_WRITE, cpl, pa, f);
 }
 
-bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+bool mmu_translate_lookup_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
+    return translate_lookup(m, lin, ACCESS_EXEC, cpl, pa, f);
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -590,8 +590,8 @@ uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
     return host_of(m, pa, access);
 }
 
-/* mmu_access_nomemo for one access type. */
-static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+/* mmu_access_lookup for one access type. */
+static MMU_INLINE uint8_t *access_lookup(Mmu *m, uint32_t lin, Access access, int cpl,
                                          MmuFault *f)
 {
     unsigned extra;
@@ -599,7 +599,7 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
     const TlbEntry *e;
     uint64_t pa;
     uint8_t *fr;
-    Fused k;
+    OnlyArrayMiss k;
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
         m->fast.stats.cycles += extra;
@@ -610,8 +610,8 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
             if (!translate_rewalk(m, lin, access, cpl, &pa, f))
                 return NULL;
         }
-    } else if (m->paging && (k = miss_fused(m, lin, access, cpl, missed, &pa, &e, &fr)) != FUSED_NO) {
-        if (k == FUSED_MEMO) {
+    } else if (m->paging && (k = miss_only_array(m, lin, access, cpl, missed, &pa, &e, &fr)) != ONLY_NOT_TAKEN) {
+        if (k == ONLY_MEMO_MADE) {
             /* Built in place, memo made: only the frame and the data
              * reference are left. */
             if (G_UNLIKELY(!fr))
@@ -634,21 +634,21 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
 /* A copy of the path per access type: its tests of the type (rights,
  * memo bits, the walker's masks, counters' indices, the cache reference)
  * are then constants. pageloop's miss: 23 host instructions fewer.
- * mmu_access_nomemo (mmu_fast.h) picks the copy inline, so a caller with
+ * mmu_access_lookup (mmu_fast.h) picks the copy inline, so a caller with
  * a constant type calls its copy straight away. */
-uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+uint8_t *mmu_access_lookup_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    return access_nomemo(m, lin, ACCESS_READ, cpl, f);
+    return access_lookup(m, lin, ACCESS_READ, cpl, f);
 }
 
-uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+uint8_t *mmu_access_lookup_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
+    return access_lookup(m, lin, ACCESS_WRITE, cpl, f);
 }
 
-uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+uint8_t *mmu_access_lookup_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
+    return access_lookup(m, lin, ACCESS_EXEC, cpl, f);
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

@@ -82,9 +82,7 @@ typedef struct {
 /* Counters of the memory system (TLB counters live in the TLB hierarchy,
  * see mmu_tlb()). */
 typedef struct {
-    /* In an order in which no two counters that one step adds to sit side
-     * by side: GCC otherwise pairs a walk's adds to cycles and
-     * walk_cycles into one SSE add, five host instructions for two. */
+    /* Field order: host-speed only (docs/speed.md, "field order"). */
     uint64_t cycles;             /* all memory-system cycles so far */
     uint64_t cr3_writes;
     uint64_t walk_cycles;        /* of cycles: page walks (TLB refills) */
@@ -114,9 +112,10 @@ const MmuStats *mmu_stats(const Mmu *m);
  * contents stay: a warm machine stays warm). */
 void mmu_reset_stats(Mmu *m);
 
-/* Host-speed shortcuts (memos of TLB hits, mmu_fast.h): on by default.
- * Every modelled figure is the same with them off; tests and benchmarks
- * turn them off to show it. */
+/* Host-speed shortcuts (memos of TLB hits, mmu_fast.h; the fused miss
+ * path, mmu.c): on by default. Host-speed only; no modelled figure
+ * changes; tests/mmu/test_mmu_memo.c, test_mmu_paths.c turn them off to
+ * show it. */
 void mmu_set_shortcuts(Mmu *m, bool on);
 
 /* Control registers. mmu_write_cr3 returns false with f = #GP(0) if a

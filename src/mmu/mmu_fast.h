@@ -10,7 +10,7 @@
  * commonest case decided without a call: a memo (below) answers the page,
  * and the cache reference hits the MRU way of its L1 set. It counts and
  * charges exactly what mmu_access would (the TLB's and MMU's statistics,
- * the cache reference). Anything else goes to mmu_access_nomemo (mmu.c):
+ * the cache reference). Anything else goes to mmu_access_lookup (mmu.c):
  * the TLB's own hit path, then the miss path (lookup, walk, fill), and a
  * new memo for the page. mmu_translate_fast is the same without the cache
  * reference and the host pointer. */
@@ -183,30 +183,30 @@ MMU_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access 
  * (a first-level hit on the TLB's own hit path, or the miss path), one
  * copy per access type, picked inline below (no dispatch at all when the
  * caller's type is a constant). */
-bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
-bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
-bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
-uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
-uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
-uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+bool mmu_translate_lookup_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+bool mmu_translate_lookup_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+bool mmu_translate_lookup_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
+uint8_t *mmu_access_lookup_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+uint8_t *mmu_access_lookup_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
+uint8_t *mmu_access_lookup_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
 
-MMU_HOT bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+MMU_HOT bool mmu_translate_lookup(Mmu *m, uint32_t lin, Access access, int cpl,
                                   uint64_t *pa, MmuFault *f)
 {
     switch (access) {
-    case ACCESS_READ: return mmu_translate_nomemo_read(m, lin, cpl, pa, f);
-    case ACCESS_WRITE: return mmu_translate_nomemo_write(m, lin, cpl, pa, f);
-    default: return mmu_translate_nomemo_exec(m, lin, cpl, pa, f);
+    case ACCESS_READ: return mmu_translate_lookup_read(m, lin, cpl, pa, f);
+    case ACCESS_WRITE: return mmu_translate_lookup_write(m, lin, cpl, pa, f);
+    default: return mmu_translate_lookup_exec(m, lin, cpl, pa, f);
     }
 }
 
-MMU_HOT uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+MMU_HOT uint8_t *mmu_access_lookup(Mmu *m, uint32_t lin, Access access, int cpl,
                                    MmuFault *f)
 {
     switch (access) {
-    case ACCESS_READ: return mmu_access_nomemo_read(m, lin, cpl, f);
-    case ACCESS_WRITE: return mmu_access_nomemo_write(m, lin, cpl, f);
-    default: return mmu_access_nomemo_exec(m, lin, cpl, f);
+    case ACCESS_READ: return mmu_access_lookup_read(m, lin, cpl, f);
+    case ACCESS_WRITE: return mmu_access_lookup_write(m, lin, cpl, f);
+    default: return mmu_access_lookup_exec(m, lin, cpl, f);
     }
 }
 
@@ -220,7 +220,7 @@ MMU_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
         *pa = mm->pa | (lin & (PAGE_SIZE - 1));
         return true;
     }
-    return mmu_translate_nomemo(m, lin, access, cpl, pa, f);
+    return mmu_translate_lookup(m, lin, access, cpl, pa, f);
 }
 
 /* mmu_time_phys (mmu.h) inline: a data reference's cache reference, as
@@ -255,7 +255,7 @@ MMU_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
 {
     const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
     if (G_UNLIKELY(!mm))
-        return mmu_access_nomemo(m, lin, access, cpl, f);
+        return mmu_access_lookup(m, lin, access, cpl, f);
     return mmu_access_memo(m, mm, lin, access, cpl);
 }
 

@@ -24,7 +24,7 @@ struct Mmu {
     bool no_memo;                /* mmu_set_shortcuts(m, false) */
     Tlb *only[2];                /* per side, tlb_hier_only_array when the
                                   * shortcuts are on, else NULL: the array
-                                  * whose misses the fused miss path takes
+                                  * whose misses the only-array miss path takes
                                   * (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */

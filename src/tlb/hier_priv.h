@@ -35,7 +35,7 @@ typedef struct {
                                   * has no PDE cache and small's hits are
                                   * taken inline (memos can be made): then
                                   * a miss in it is the whole lookup, and
-                                  * the MMU may take it on its fused miss
+                                  * the MMU may take it on its only-array miss
                                   * path (mmu.c); else NULL */
 } Side;
 

@@ -99,7 +99,7 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     t->hit_inline = t->stamps || !t->touch;
     if (policy->ordered_lru && t->node)
         t->lru = policy->ordered_lru(t->pstate);
-    t->lru1_full = t->lru && sets == 1 ? geom->ways : UINT_MAX;
+    t->lru_single_set_ways = t->lru && sets == 1 ? geom->ways : UINT_MAX;
     return t;
 }
 

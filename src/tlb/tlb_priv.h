@@ -92,10 +92,10 @@ struct Tlb {
                                   * lru_priv.h) and the array has the hash
                                   * index: a fill into a full set takes
                                   * fill_evicting_lru; else NULL */
-    unsigned lru1_full;          /* ways when lru is set and the array has
-                                  * one set (the P4's), else UINT_MAX: the
-                                  * set's valid count at which a fresh fill
-                                  * is evict_lru on set 0 (fill_priv.h) */
+    unsigned lru_single_set_ways; /* ways when lru is set and the array
+                                  * has one set (the P4's), else UINT_MAX:
+                                  * the set's valid count at which a fresh
+                                  * fill is evict_lru on set 0 (fill_priv.h) */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);

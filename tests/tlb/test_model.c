@@ -387,7 +387,7 @@ END_TEST
 static void run_fused_lru1(unsigned ways, uint64_t seed)
 {
     Tlb *t = new_tlb(ways, ways, PG_4K, "lru", 1);
-    ck_assert_uint_eq(t->lru1_full, ways);
+    ck_assert_uint_eq(t->lru_single_set_ways, ways);
     uint32_t *page = g_new0(uint32_t, ways);     /* VPN + 1, 0: free */
     uint64_t *used = g_new0(uint64_t, ways), clock = 0, rng = seed;
     uint64_t also = 0, fused = 0, rebuilt = 0, late = 0;
