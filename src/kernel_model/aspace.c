@@ -189,7 +189,7 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
     ks->layout = layout;
     ks->ram = ram;
     ks->large_pages = large_pages;
-    ks->lowmem_end = MIN(ram, layout_mem_lowmem_limit(layout_mem_find(layout->name)));
+    ks->lowmem_end = MIN(ram, layout_mem_lowmem_limit(&layout->mem));
     ks->next_low = FIRST_ALLOC_FRAME;
     ks->next_high = ks->lowmem_end;
     ks->free_low = g_array_new(FALSE, FALSE, sizeof(uint64_t));

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#define KiB 1024u
 #define MiB (1024u * 1024u)
 
 /* include/asm-i386/page.h (2.6): __PAGE_OFFSET 0xC0000000,
@@ -15,6 +16,11 @@ static const Layout layout_3g1g = {
     .task_size = 0xC0000000u,
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
+    .stub = "entry_shared",
+    .mem = {
+        .layout = &layout_3g1g,
+        .source = "include/asm-i386/page.h: MAXMEM = -PAGE_OFFSET - __VMALLOC_RESERVE (896 MiB)",
+    },
 };
 
 /* arch/i386/Kconfig VMSPLIT_2G (2.6.20): PAGE_OFFSET 0x80000000. */
@@ -26,6 +32,11 @@ static const Layout layout_2g2g = {
     .task_size = 0x80000000u,
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
+    .stub = "entry_shared",
+    .mem = {
+        .layout = &layout_2g2g,
+        .source = "VMSPLIT_2G PAGE_OFFSET 0x80000000; MAXMEM formula of page.h (1920 MiB)",
+    },
 };
 
 /* arch/i386/Kconfig VMSPLIT_1G: PAGE_OFFSET 0x40000000. */
@@ -37,6 +48,11 @@ static const Layout layout_1g3g = {
     .task_size = 0x40000000u,
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
+    .stub = "entry_shared",
+    .mem = {
+        .layout = &layout_1g3g,
+        .source = "VMSPLIT_1G PAGE_OFFSET 0x40000000; MAXMEM formula of page.h (2944 MiB)",
+    },
 };
 
 /* RHEL4 arch/i386 with X86_4G: __PAGE_OFFSET 0x02000000, TASK_SIZE
@@ -53,6 +69,21 @@ static const Layout layout_4g4g = {
     .window_size = 16 * MiB,
     .kernel_global = false,
     .indirect_uaccess = true,
+    .stub = "entry_4g4g",
+    /* The kernel has its own swapper_pg_dir. Each user PGD gets four PMD
+     * pages (USER_PTRS_PER_PGD = 4 under PAE + X86_4G_VM_LAYOUT, RHEL4
+     * include/asm-i386/pgtable.h) where 3g1g allocates three and points
+     * the fourth at the kernel's shared PMD: the fourth comes from
+     * kpmd_cache with the 8 shared-window PMD entries copied in
+     * (kpmd_ctor, wli's cleanup of the patch, LKML 2003-08-02). One extra
+     * 4 KiB page per process. */
+    .mem = {
+        .layout = &layout_4g4g,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "RHEL4 page.h __PAGE_OFFSET 0x02000000, MAXMEM = -PAGE_OFFSET - "
+                  "__VMALLOC_RESERVE (3936 MiB); pgtable.h USER_PTRS_PER_PGD 4 (kpmd page)",
+    },
 };
 
 /* Linux 4.19 32-bit PTI (Documentation/x86/pti.rst): 3G/1G addresses, a
@@ -68,6 +99,22 @@ static const Layout layout_kpti = {
     .window_base = 0xFFE00000u,
     .window_size = 2 * MiB,
     .kernel_global = false,
+    .stub = "entry_kpti",
+    /* Documentation/x86/pti.rst: "an extra 4k per process" (the PGD
+     * becomes a kernel/user pair) and the 2 MiB cpu_entry_area. Estimate:
+     * on 32-bit the cpu_entry_area sits below the fixmap and pushes the
+     * end of the direct map down (4.19 computes MAXMEM from VMALLOC_END),
+     * so its 2 MiB come out of the lowmem limit; its pages are per-CPU
+     * data that exist in every layout, so no physical reservation is
+     * added. */
+    .mem = {
+        .layout = &layout_kpti,
+        .kva_carveout = 2 * MiB,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "pti.rst: extra 4 KiB per process, 2 MiB cpu_entry_area (estimate: "
+                  "taken from the direct map)",
+    },
 };
 
 static const Layout layout_kpti_pcid = {
@@ -82,6 +129,14 @@ static const Layout layout_kpti_pcid = {
     .kernel_global = false,
     .pcid = true,
     .what_if = true,
+    .stub = "entry_kpti",
+    .mem = {
+        .layout = &layout_kpti_pcid,
+        .kva_carveout = 2 * MiB,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "as kpti (PCID changes TLB behaviour, not memory)",
+    },
 };
 
 static const Layout *const layouts[] = {

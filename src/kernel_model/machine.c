@@ -144,15 +144,6 @@ static bool place_section(void *data, const char *section, uint32_t size, uint32
     return true;
 }
 
-static const char *default_stub(const Layout *l)
-{
-    switch (l->kind) {
-    case LAYOUT_4G4G: return "entry_4g4g.o";
-    case LAYOUT_PTI: return "entry_kpti.o";
-    default: return "entry_shared.o";
-    }
-}
-
 /* The build's object, else the installed one. */
 static char *find_stub(const char *name)
 {
@@ -166,7 +157,8 @@ static char *find_stub(const char *name)
 
 static bool load_stubs(Machine *m, const char *path, GError **err)
 {
-    char *def = path ? NULL : find_stub(default_stub(m->layout));
+    g_autofree char *obj = g_strconcat(m->layout->stub, ".o", NULL);  /* the layout's row */
+    char *def = path ? NULL : find_stub(obj);
     ElfLoadOptions o = { .base = ktext_va(m), .place = place_section, .place_data = m };
     m->stubs = elfload_file(path ? path : def, &o, err);
     g_free(def);

@@ -96,7 +96,7 @@ static void print_text(const LowmemReport *r, const MeminfoArgs *a)
 {
     const double mib = 1024.0 * 1024.0;
     printf("vmsplit meminfo: %.0f MiB of RAM in the map%s, layout %s, struct page %u B\n",
-           r->ram_bytes / mib, a->e820 ? " (from --e820)" : "", r->layout->name,
+           r->ram_bytes / mib, a->e820 ? " (from --e820)" : "", layout_mem_name(r->layout),
            r->struct_page_bytes);
     printf("lowmem limit (MAXMEM) %.0f MiB; zones: DMA %" G_GUINT64_FORMAT
            ", Normal %" G_GUINT64_FORMAT ", HighMem %" G_GUINT64_FORMAT " pages\n",
@@ -138,7 +138,7 @@ static void print_json(const LowmemReport *r, const MeminfoArgs *a)
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "layout");
-    json_builder_add_string_value(b, r->layout->name);
+    json_builder_add_string_value(b, layout_mem_name(r->layout));
     json_builder_set_member_name(b, "map");
     json_builder_add_string_value(b, a->e820 ? a->e820 : "default");
     json_u64(b, "ram_bytes", r->ram_bytes);
