@@ -242,10 +242,7 @@ bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
                     "expected a page-aligned address inside the window", va, pa);
         return false;
     }
-    /* Window pages are global only under pti (entry text and
-     * cpu_entry_area keep _PAGE_GLOBAL, pti.rst); 4g4g makes no kernel
-     * mapping global (MAKE_GLOBAL is empty under X86_SWITCH_PAGETABLES). */
-    uint64_t g = (l->kind == LAYOUT_PTI || l->kernel_global) ? PAE_G : 0;
+    uint64_t g = l->window_global ? PAE_G : 0;     /* the layout's row says */
     uint64_t flags = (PAGE_KERNEL & ~(writable ? 0 : PAE_RW)) | g;
     physmem_write64(ks->pm, kspace_window_pte(ks, va), pa | flags);
     return true;

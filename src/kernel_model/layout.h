@@ -78,6 +78,12 @@ typedef struct Layout {
                               * TSS, virtual stacks); kpti: entry area */
     uint32_t window_size;
     bool kernel_global;      /* kernel mappings carry G (with CR4.PGE) */
+    bool window_global;      /* the window's (or fixmap's) pages carry G:
+                              * the shared layouts' as all kernel pages,
+                              * kpti's entry text and cpu_entry_area
+                              * (pti.rst: they keep _PAGE_GLOBAL), not
+                              * 4g4g's (MAKE_GLOBAL is empty under
+                              * X86_SWITCH_PAGETABLES) */
     bool pcid;               /* CR3 writes keep the other context's entries */
     bool indirect_uaccess;   /* copies through kmap_atomic, not user VAs */
     bool what_if;            /* not possible on real i686 hardware */

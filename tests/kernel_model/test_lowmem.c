@@ -92,6 +92,11 @@ START_TEST(test_layout_stubs_built)
         const char *want = (*l)->kind == LAYOUT_4G4G ? "entry_4g4g"
                            : (*l)->kind == LAYOUT_PTI ? "entry_kpti" : "entry_shared";
         ck_assert_str_eq((*l)->stub, want);
+        /* Window pages are global under pti (pti.rst: the entry text and
+         * cpu_entry_area keep _PAGE_GLOBAL) and wherever all kernel pages
+         * are; never under 4g4g (X86_SWITCH_PAGETABLES). */
+        ck_assert_int_eq((*l)->window_global, (*l)->kind == LAYOUT_PTI || (*l)->kernel_global);
+        ck_assert(!((*l)->kind == LAYOUT_4G4G && (*l)->window_global));
     }
 }
 END_TEST
