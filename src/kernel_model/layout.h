@@ -11,13 +11,15 @@
  * kernel_model/meson.build's stub_names (tests/kernel_model/test_lowmem.c
  * fails if a row names a stub the build does not assemble).
  *
- * Adding a kind: a LayoutKind value, and the places that build and switch
- * page tables by kind: aspace.c (which PDs a process gets, how the kernel
- * half is shared: kspace_new, pspace_new and the kernel-PD switch there),
- * machine.c (the CR3 values a context switch and the stubs' per-CPU block
- * use: the switch in switch_to's CR3 choice and set_tss_stacks' window),
- * and its stub file, which must define the symbols load_stubs requires
- * (stubs/common.inc). Those kind branches are not yet data (issue 21).
+ * Adding a kind: a LayoutKind value, a stub file (it must define the
+ * symbols load_stubs requires, stubs/common.inc), and a case in each place
+ * that builds or switches page tables by kind: aspace.c (build_window,
+ * kspace_new: which kernel PDs exist and the pti entry PD; pspace_new:
+ * how many user PDs a process gets, its kernel PDPT, how the kernel half
+ * is shared) and machine.c (build_tables: the IDT's entry points and the
+ * window's data; install_task: the CR3 values and stacks the per-CPU
+ * block gets; machine_new: Machine.windowed). Those kind branches are
+ * not yet data (issue 21).
  *
  *   3g1g       classic i386: user 0-3 GiB, kernel direct map at 0xC0000000,
  *              one page table per process holding both, kernel pages global.
