@@ -5,9 +5,6 @@
 
 #include <stdio.h>
 
-#define CR0_PE (1u << 0)
-#define CR0_ET (1u << 4)
-
 /* Default costs when no preset is given: round estimates for unit tests
  * (not measurements); a preset supplies sourced figures. */
 static const CpuCosts default_costs = {

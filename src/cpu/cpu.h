@@ -73,6 +73,10 @@
 
 typedef struct Cpu Cpu;
 
+/* Bytes per modelled fetch block (above): a run of fetches makes one ITLB
+ * reference per block it enters. userwork_refs.c replays the same rule. */
+#define CPU_FETCH_BLOCK 16u
+
 typedef enum {
     REG_EAX, REG_ECX, REG_EDX, REG_EBX, REG_ESP, REG_EBP, REG_ESI, REG_EDI,
     CPU_NREGS

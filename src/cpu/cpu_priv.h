@@ -1,5 +1,9 @@
-/* Private state of the i686 core, shared by decode.c, exec_*.c, protmode.c,
- * flags.c and cpu.c. Nothing outside src/cpu includes this.
+/* Private state of the i686 core, shared by the files of src/cpu (cpu.c,
+ * block.c, decode.c, exec_*.c, protmode.c, ports.c, cpu_skip.c) and the
+ * core's tests. Nothing outside src/cpu includes it
+ * (tests/check_private_includes.py). It sees the MMU's fast path through
+ * mmu/mmu_fast.h (the memos and the Mmu's counters), not the MMU's or the
+ * TLB's internals.
  *
  * What the core uses from src/mmu/mmu.h, and would still like:
  *   - Data references inside a page go through mmu_access (translate, time,
@@ -8,7 +12,7 @@
  *     frame, not the shared zero page, so that a frame allocated later by a
  *     write is noticed). The decoded cache validates against physical
  *     memory itself, so it needs no write notification from the MMU.
- *   - Data references use mmu_access_fast (mmu/mmu_priv.h): mmu_access
+ *   - Data references use mmu_access_fast (mmu/mmu_fast.h): mmu_access
  *     with a memo's TLB hit (the page of the side's last first-level hit
  *     or fill, while its array is unchanged) and an L1 MRU hit inline,
  *     falling back to the out-of-line code for anything else; fetches use
@@ -28,10 +32,12 @@
 #include "cpu/flags.h"
 #include "cpu/ports.h"
 #include "mmu/mmu.h"
-#include "mmu/mmu_priv.h"
+#include "mmu/mmu_fast.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Forced inline: the core's memory steps around a memo's hit. */
+#define CPU_HOT static inline __attribute__((always_inline))
 
 /* Result of an instruction handler. */
 enum {
@@ -189,7 +195,7 @@ typedef struct {
 } PortRange;
 
 #define FETCH_NONE 1u            /* fetch_blk value that matches no block */
-#define FETCH_BLOCK 16u          /* bytes per modelled fetch block */
+#define FETCH_BLOCK CPU_FETCH_BLOCK /* bytes per modelled fetch block (cpu.h) */
 
 /* Cpu.block_exit */
 #define BX_OTHER 1u              /* leave the block (what `= true` sets) */
@@ -323,7 +329,7 @@ static inline void note_code_write(Cpu *c, const uint8_t *p)
 
 /* The end of an in-page reference of size bytes whose host address p
  * mmu_access gave (NULL: the fault in *f). */
-TLB_HOT int read_at(Cpu *c, const uint8_t *p, unsigned size, const MmuFault *f, uint32_t *v)
+CPU_HOT int read_at(Cpu *c, const uint8_t *p, unsigned size, const MmuFault *f, uint32_t *v)
 {
     if (UNLIKELY(!p))
         return cpu_raise_mmu(c, f);
@@ -333,7 +339,7 @@ TLB_HOT int read_at(Cpu *c, const uint8_t *p, unsigned size, const MmuFault *f, 
     return XR_OK;
 }
 
-TLB_HOT int write_at(Cpu *c, uint8_t *p, unsigned size, const MmuFault *f, uint32_t v)
+CPU_HOT int write_at(Cpu *c, uint8_t *p, unsigned size, const MmuFault *f, uint32_t v)
 {
     if (UNLIKELY(!p))
         return cpu_raise_mmu(c, f);
@@ -345,7 +351,7 @@ TLB_HOT int write_at(Cpu *c, uint8_t *p, unsigned size, const MmuFault *f, uint3
 /* A reference of size bytes at linear address lin at privilege cpl; the
  * one memory path of instructions, descriptor tables, the TSS and
  * interrupt frames (forced inline: it is the core's hottest code). */
-TLB_HOT int lin_read(Cpu *c, uint32_t lin, unsigned size, Access access, int cpl, uint32_t *v)
+CPU_HOT int lin_read(Cpu *c, uint32_t lin, unsigned size, Access access, int cpl, uint32_t *v)
 {
     MmuFault f;
     *v = 0;                      /* defined even on a fault (quiets -Wmaybe-uninitialized) */
@@ -356,7 +362,7 @@ TLB_HOT int lin_read(Cpu *c, uint32_t lin, unsigned size, Access access, int cpl
     return XR_OK;
 }
 
-TLB_HOT int lin_write(Cpu *c, uint32_t lin, unsigned size, int cpl, uint32_t v)
+CPU_HOT int lin_write(Cpu *c, uint32_t lin, unsigned size, int cpl, uint32_t v)
 {
     MmuFault f;
     if (LIKELY(in_page(lin, size)))
@@ -548,7 +554,7 @@ int cpu_decode(Cpu *c, uint32_t eip, Insn *out);
 /* Make the fetch reference for the block holding linear address lin. */
 int cpu_fetch_ref(Cpu *c, uint32_t lin);
 
-/* cpu_fetch_ref with the ITLB memo's hit inline (mmu_priv.h): the same
+/* cpu_fetch_ref with the ITLB memo's hit inline (mmu_fast.h): the same
  * hit, and the same fetch state cpu_fetch_ref leaves (the memo's frame is
  * the one physmem_frame_peek gives, and frames never move). */
 static inline int cpu_fetch_ref_inline(Cpu *c, uint32_t lin)

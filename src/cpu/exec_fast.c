@@ -100,16 +100,16 @@ static inline __attribute__((always_inline)) const MmuMemo *dword_memo(Mmu *m, u
  * that calls nothing (a memo, the L1 set's MRU way: mmu_access_memo_mru)
  * in the handler itself, so that it saves no registers. Out of line: a
  * page no memo answers (mmu_access_fast's own fallback,
- * mmu_access_nomemo_read, called from here: its fault goes to Cpu.mf), a
+ * mmu_access_lookup_read, called from here: its fault goes to Cpu.mf), a
  * line beyond the MRU way (the rest of mmu_access_fast with the memo
  * found: mmu_access_memo), a segment that is not flat or a dword that
  * crosses a page (the generic handler); nothing is done before any of
  * them. */
-static __attribute__((noinline)) int load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+static __attribute__((noinline)) int load32_lookup(Cpu *c, const Insn *i, uint32_t lin)
 {
     if (UNLIKELY(!in_page(lin, 4)))
         return h_mov_r_rm(c, i);
-    const uint8_t *p = mmu_access_nomemo_read(c->mmu, lin, c->cpl, &c->mf);
+    const uint8_t *p = mmu_access_lookup_read(c->mmu, lin, c->cpl, &c->mf);
     if (UNLIKELY(!p))
         return cpu_raise_mmu(c, &c->mf);
     memcpy(&c->r[i->reg], p, 4);
@@ -130,11 +130,11 @@ static __attribute__((noinline)) uintptr_t t_fault(Cpu *c, const Insn *i)
     return (uintptr_t)i | (unsigned)cpu_raise_mmu(c, &c->mf);
 }
 
-static __attribute__((noinline)) uintptr_t t_load32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+static __attribute__((noinline)) uintptr_t t_load32_lookup(Cpu *c, const Insn *i, uint32_t lin)
 {
     if (UNLIKELY(!in_page(lin, 4)))
         return t_any(c, i);
-    const uint8_t *p = mmu_access_nomemo_read(c->mmu, lin, c->cpl, &c->mf);
+    const uint8_t *p = mmu_access_lookup_read(c->mmu, lin, c->cpl, &c->mf);
     if (UNLIKELY(!p))
         return t_fault(c, i);
     memcpy(&c->r[i->reg], p, 4);
@@ -179,7 +179,7 @@ static inline __attribute__((always_inline)) uintptr_t load32(Cpu *c, const Insn
         return thr ? t_any(c, i) : (uintptr_t)h_mov_r_rm(c, i);
     const MmuMemo *mm = dword_memo(c->mmu, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!mm))
-        return thr ? t_load32_nomemo(c, i, lin) : (uintptr_t)load32_nomemo(c, i, lin);
+        return thr ? t_load32_lookup(c, i, lin) : (uintptr_t)load32_lookup(c, i, lin);
     const uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_READ, c->cpl);
     if (UNLIKELY(!p))
         return thr ? t_load32_memo(c, i, lin, mm) : (uintptr_t)load32_memo(c, i, lin, mm);
@@ -190,11 +190,11 @@ static inline __attribute__((always_inline)) uintptr_t load32(Cpu *c, const Insn
 static HANDLER(h_load32) { return (int)load32(c, i, false, false); }
 static HANDLER(h_load32_b) { return (int)load32(c, i, true, false); }
 
-static __attribute__((noinline)) int store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+static __attribute__((noinline)) int store32_lookup(Cpu *c, const Insn *i, uint32_t lin)
 {
     if (UNLIKELY(!in_page(lin, 4)))
         return h_mov_rm_r(c, i);
-    return write_at(c, mmu_access_nomemo(c->mmu, lin, ACCESS_WRITE, c->cpl, &c->mf), 4, &c->mf,
+    return write_at(c, mmu_access_lookup(c->mmu, lin, ACCESS_WRITE, c->cpl, &c->mf), 4, &c->mf,
                     c->r[i->reg]);
 }
 
@@ -207,9 +207,9 @@ static __attribute__((noinline)) int store32_memo(Cpu *c, const Insn *i, uint32_
     return XR_OK;
 }
 
-static __attribute__((noinline)) uintptr_t t_store32_nomemo(Cpu *c, const Insn *i, uint32_t lin)
+static __attribute__((noinline)) uintptr_t t_store32_lookup(Cpu *c, const Insn *i, uint32_t lin)
 {
-    return thr_after(c, i, store32_nomemo(c, i, lin));
+    return thr_after(c, i, store32_lookup(c, i, lin));
 }
 
 static __attribute__((noinline)) uintptr_t t_store32_memo(Cpu *c, const Insn *i, uint32_t lin,
@@ -227,7 +227,7 @@ static inline __attribute__((always_inline)) uintptr_t store32(Cpu *c, const Ins
         return thr ? t_any(c, i) : (uintptr_t)h_mov_rm_r(c, i);
     const MmuMemo *mm = dword_memo(c->mmu, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!mm))
-        return thr ? t_store32_nomemo(c, i, lin) : (uintptr_t)store32_nomemo(c, i, lin);
+        return thr ? t_store32_lookup(c, i, lin) : (uintptr_t)store32_lookup(c, i, lin);
     uint8_t *p = mmu_access_memo_mru(c->mmu, mm, lin, ACCESS_WRITE, c->cpl);
     if (UNLIKELY(!p))
         return thr ? t_store32_memo(c, i, lin, mm) : (uintptr_t)store32_memo(c, i, lin, mm);

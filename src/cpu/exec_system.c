@@ -7,24 +7,9 @@
 
 #include <stdio.h>
 
-#define CR0_PE (1u << 0)
-#define CR0_TS (1u << 3)
-#define CR0_ET (1u << 4)         /* hardwired to 1 on P6 and later */
-#define CR0_NW (1u << 29)
-#define CR0_CD (1u << 30)
-#define CR0_PG (1u << 31)
-/* CR0 bits that exist: PE MP EM TS ET NE WP AM NW CD PG. */
-#define CR0_DEFINED 0xE005003Fu
-
-#define CR4_TSD (1u << 2)
-#define CR4_PSE (1u << 4)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
-/* VME PVI TSD DE MCE PCE OSFXSR OSXMMEXCPT: accepted, no effect modelled. */
+/* Control-register bits: mmu.h. CR4 bits the core accepts with no effect
+ * modelled: VME PVI TSD DE MCE PCE OSFXSR OSXMMEXCPT. */
 #define CR4_ALWAYS 0x0000064Fu
-
-#define EFER_NXE (1ULL << 11)
 
 static inline bool iopl_ok(const Cpu *c)
 {

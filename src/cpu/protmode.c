@@ -66,7 +66,7 @@ int mem_write_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t v)
 
 /* Host speed: the descriptor reads, the checks of CS and SS and the pops
  * of a far return are forced inline into INT, IRET and the segment loads
- * (TLB_HOT, as cpu_priv.h's lin_read): each holds a memo's inline hit
+ * (CPU_HOT, as cpu_priv.h's lin_read): each holds a memo's inline hit
  * (mmu_access_fast), which makes it too large for the compiler to inline
  * by itself, and the calls and spills were about 1.3 % of a 4G/4G null
  * system call (callgrind). Nothing else changes: the same references in
@@ -75,7 +75,7 @@ int mem_write_sys(Cpu *c, uint32_t lin, unsigned size, uint32_t v)
 /* An 8-byte descriptor (GDT entry, IDT gate): one supervisor reference
  * when it lies in one page (as the tables always do when 8-byte aligned),
  * else two. */
-TLB_HOT int read_desc_at(Cpu *c, uint32_t lin, Desc *d)
+CPU_HOT int read_desc_at(Cpu *c, uint32_t lin, Desc *d)
 {
     if ((lin & (PAGE_SIZE - 1)) <= PAGE_SIZE - 8) {
         MmuFault f;
@@ -92,7 +92,7 @@ TLB_HOT int read_desc_at(Cpu *c, uint32_t lin, Desc *d)
 
 /* Read the GDT entry of sel. Out of the table (or TI=1: no LDT) raises
  * vec (#GP or #TS) with the selector's error code. */
-TLB_HOT int desc_read(Cpu *c, uint16_t sel, Desc *d, uint8_t vec, uint32_t ext)
+CPU_HOT int desc_read(Cpu *c, uint16_t sel, Desc *d, uint8_t vec, uint32_t ext)
 {
     uint32_t idx = sel & 0xFFF8u;
     if ((sel & 4) || idx + 7 > c->gdtr.limit)
@@ -221,7 +221,7 @@ static int check_return_cs(Cpu *c, uint16_t sel, Desc *d)
 
 /* Check a stack-segment selector for privilege level pl. vec: #GP for
  * returns, #TS for the TSS stack of a delivery. */
-TLB_HOT int check_stack_ss(Cpu *c, uint16_t sel, int pl, Desc *d, uint8_t vec, uint32_t ext)
+CPU_HOT int check_stack_ss(Cpu *c, uint16_t sel, int pl, Desc *d, uint8_t vec, uint32_t ext)
 {
     uint32_t err = (sel & 0xFFFCu) | ext;
     if (!(sel & 0xFFFCu))
@@ -287,7 +287,7 @@ int pm_far_jump(Cpu *c, uint16_t sel, uint32_t off, bool call, unsigned size)
  * the current CPL: the same segment check, the same one reference) of
  * size 2 or 4 bytes at ESP+off, with the size a constant in each
  * lin_read so that the copy is a plain load, not a memcpy call. */
-TLB_HOT int pop_read(Cpu *c, uint32_t off, unsigned size, uint32_t *v)
+CPU_HOT int pop_read(Cpu *c, uint32_t off, unsigned size, uint32_t *v)
 {
     const SegCache *s = &c->seg[SEG_SS];
     uint32_t at = c->r[REG_ESP] + off;
@@ -310,7 +310,7 @@ static int pop_n(Cpu *c, unsigned n, unsigned size, uint32_t *v)
 
 /* The common tail of RETF and IRET: load CS (and SS:ESP for an outer
  * return). v = popped EIP, CS, [EFLAGS]; nfixed values popped so far. */
-TLB_HOT int far_return(Cpu *c, unsigned size, uint32_t eip, uint16_t cs, unsigned npopped,
+CPU_HOT int far_return(Cpu *c, unsigned size, uint32_t eip, uint16_t cs, unsigned npopped,
                        uint16_t extra, uint32_t *new_eflags)
 {
     Desc dcs, dss;

@@ -37,13 +37,6 @@ G_DEFINE_QUARK(vmsplit-runenv-error-quark, runenv_error)
 #define GDT_ENTRIES 6
 #define TSS_SIZE 104
 
-#define CR0_PE (1u << 0)
-#define CR0_ET (1u << 4)
-#define CR0_WP (1u << 16)
-#define CR0_PG (1u << 31)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define EFER_NXE (1ULL << 11)
 
 struct RunEnv {
     RunEnvOptions opt;

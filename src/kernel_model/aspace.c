@@ -195,7 +195,7 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
     ks->layout = layout;
     ks->ram = ram;
     ks->large_pages = large_pages;
-    ks->lowmem_end = MIN(ram, layout_mem_lowmem_limit(layout_mem_find(layout->name)));
+    ks->lowmem_end = MIN(ram, layout_mem_lowmem_limit(&layout->mem));
     ks->next_low = FIRST_ALLOC_FRAME;
     ks->next_high = ks->lowmem_end;
     ks->free_low = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -248,10 +248,7 @@ bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
                     "expected a page-aligned address inside the window", va, pa);
         return false;
     }
-    /* Window pages are global only under pti (entry text and
-     * cpu_entry_area keep _PAGE_GLOBAL, pti.rst); 4g4g makes no kernel
-     * mapping global (MAKE_GLOBAL is empty under X86_SWITCH_PAGETABLES). */
-    uint64_t g = (l->kind == LAYOUT_PTI || l->kernel_global) ? PAE_G : 0;
+    uint64_t g = l->window_global ? PAE_G : 0;     /* the layout's row says */
     uint64_t flags = (PAGE_KERNEL & ~(writable ? 0 : PAE_RW)) | g;
     physmem_write64(ks->pm, kspace_window_pte(ks, va), pa | flags);
     return true;

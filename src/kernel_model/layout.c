@@ -3,43 +3,59 @@
 
 #include <string.h>
 
+#define KiB 1024u
 #define MiB (1024u * 1024u)
 
 /* include/asm-i386/page.h (2.6): __PAGE_OFFSET 0xC0000000,
  * __VMALLOC_RESERVE 128 MiB -> MAXMEM 896 MiB. */
 static const Layout layout_3g1g = {
     .name = "3g1g",
-    .stub = "entry_shared",
     .summary = "classic i386 3G/1G split: one page table, kernel global",
     .kind = LAYOUT_SHARED,
     .page_offset = 0xC0000000u,
     .task_size = 0xC0000000u,
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
+    .window_global = true,
+    .stub = "entry_shared",
+    .mem = {
+        .layout = &layout_3g1g,
+        .source = "include/asm-i386/page.h: MAXMEM = -PAGE_OFFSET - __VMALLOC_RESERVE (896 MiB)",
+    },
 };
 
 /* arch/i386/Kconfig VMSPLIT_2G (2.6.20): PAGE_OFFSET 0x80000000. */
 static const Layout layout_2g2g = {
     .name = "2g2g",
-    .stub = "entry_shared",
     .summary = "CONFIG_VMSPLIT_2G: 2G/2G split, same mechanics as 3g1g",
     .kind = LAYOUT_SHARED,
     .page_offset = 0x80000000u,
     .task_size = 0x80000000u,
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
+    .window_global = true,
+    .stub = "entry_shared",
+    .mem = {
+        .layout = &layout_2g2g,
+        .source = "VMSPLIT_2G PAGE_OFFSET 0x80000000; MAXMEM formula of page.h (1920 MiB)",
+    },
 };
 
 /* arch/i386/Kconfig VMSPLIT_1G: PAGE_OFFSET 0x40000000. */
 static const Layout layout_1g3g = {
     .name = "1g3g",
-    .stub = "entry_shared",
     .summary = "CONFIG_VMSPLIT_1G: 1G/3G split, same mechanics as 3g1g",
     .kind = LAYOUT_SHARED,
     .page_offset = 0x40000000u,
     .task_size = 0x40000000u,
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
+    .window_global = true,
+    .stub = "entry_shared",
+    .mem = {
+        .layout = &layout_1g3g,
+        .source = "VMSPLIT_1G PAGE_OFFSET 0x40000000; MAXMEM formula of page.h (2944 MiB)",
+    },
 };
 
 /* RHEL4 arch/i386 with X86_4G: __PAGE_OFFSET 0x02000000, TASK_SIZE
@@ -47,7 +63,6 @@ static const Layout layout_1g3g = {
  * kernel mappings not _PAGE_GLOBAL under X86_SWITCH_PAGETABLES. */
 static const Layout layout_4g4g = {
     .name = "4g4g",
-    .stub = "entry_4g4g",
     .summary = "2003 4G/4G split: separate kernel page table, CR3 write per entry/exit",
     .kind = LAYOUT_4G4G,
     .page_offset = 0x02000000u,
@@ -56,7 +71,23 @@ static const Layout layout_4g4g = {
     .window_base = 0xFF000000u,
     .window_size = 16 * MiB,
     .kernel_global = false,
+    .window_global = false,
     .indirect_uaccess = true,
+    .stub = "entry_4g4g",
+    /* The kernel has its own swapper_pg_dir. Each user PGD gets four PMD
+     * pages (USER_PTRS_PER_PGD = 4 under PAE + X86_4G_VM_LAYOUT, RHEL4
+     * include/asm-i386/pgtable.h) where 3g1g allocates three and points
+     * the fourth at the kernel's shared PMD: the fourth comes from
+     * kpmd_cache with the 8 shared-window PMD entries copied in
+     * (kpmd_ctor, wli's cleanup of the patch, LKML 2003-08-02). One extra
+     * 4 KiB page per process. */
+    .mem = {
+        .layout = &layout_4g4g,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "RHEL4 page.h __PAGE_OFFSET 0x02000000, MAXMEM = -PAGE_OFFSET - "
+                  "__VMALLOC_RESERVE (3936 MiB); pgtable.h USER_PTRS_PER_PGD 4 (kpmd page)",
+    },
 };
 
 /* The same split and mappings with the first entry/exit path: RHEL3
@@ -73,6 +104,7 @@ static const Layout layout_4g4g_2003 = {
     .window_base = 0xFF000000u,
     .window_size = 16 * MiB,
     .kernel_global = false,
+    .window_global = false,
     .indirect_uaccess = true,
     .no_sysenter = true,
     /* RHEL3 include/asm-i386/atomic_kmap.h: kmap_prot is PAGE_KERNEL_GLOBAL,
@@ -80,6 +112,12 @@ static const Layout layout_4g4g_2003 = {
      * PAGE_KERNEL is not: the virtual stack and the uaccess kmaps survive
      * the CR3 writes (with CR4.PGE). RHEL4 made kmap_prot PAGE_KERNEL. */
     .kmap_global = true,
+    .mem = {
+        .layout = &layout_4g4g_2003,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "as 4g4g (the 2003 entry path changes the entry cost, not memory)",
+    },
 };
 
 /* Linux 4.19 32-bit PTI (Documentation/x86/pti.rst): 3G/1G addresses, a
@@ -87,7 +125,6 @@ static const Layout layout_4g4g_2003 = {
  * the last PMD), kernel mappings not global. */
 static const Layout layout_kpti = {
     .name = "kpti",
-    .stub = "entry_kpti",
     .summary = "2018 KPTI on 32-bit PAE: kernel/user page-table pair, no PCID",
     .kind = LAYOUT_PTI,
     .page_offset = 0xC0000000u,
@@ -96,11 +133,27 @@ static const Layout layout_kpti = {
     .window_base = 0xFFE00000u,
     .window_size = 2 * MiB,
     .kernel_global = false,
+    .window_global = true,
+    .stub = "entry_kpti",
+    /* Documentation/x86/pti.rst: "an extra 4k per process" (the PGD
+     * becomes a kernel/user pair) and the 2 MiB cpu_entry_area. Estimate:
+     * on 32-bit the cpu_entry_area sits below the fixmap and pushes the
+     * end of the direct map down (4.19 computes MAXMEM from VMALLOC_END),
+     * so its 2 MiB come out of the lowmem limit; its pages are per-CPU
+     * data that exist in every layout, so no physical reservation is
+     * added. */
+    .mem = {
+        .layout = &layout_kpti,
+        .kva_carveout = 2 * MiB,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "pti.rst: extra 4 KiB per process, 2 MiB cpu_entry_area (estimate: "
+                  "taken from the direct map)",
+    },
 };
 
 static const Layout layout_kpti_pcid = {
     .name = "kpti-pcid",
-    .stub = "entry_kpti",
     .summary = "KPTI with PCID-tagged TLB entries (what-if: PCID needs IA-32e paging)",
     .kind = LAYOUT_PTI,
     .page_offset = 0xC0000000u,
@@ -109,8 +162,17 @@ static const Layout layout_kpti_pcid = {
     .window_base = 0xFFE00000u,
     .window_size = 2 * MiB,
     .kernel_global = false,
+    .window_global = true,
     .pcid = true,
     .what_if = true,
+    .stub = "entry_kpti",
+    .mem = {
+        .layout = &layout_kpti_pcid,
+        .kva_carveout = 2 * MiB,
+        .separate_kernel_pgd = true,
+        .per_process_bytes = 4 * KiB,
+        .source = "as kpti (PCID changes TLB behaviour, not memory)",
+    },
 };
 
 static const Layout *const layouts[] = {

@@ -1,7 +1,25 @@
 /* Address-space layouts: how a kernel arranges its and user space's
- * mappings, and what that makes the entry/exit path do. A layout is a
- * descriptor in a small table (layout.c); adding one is one descriptor and
- * one line in the table.
+ * mappings, and what that makes the entry/exit path do. A layout is one
+ * row of the table in layout.c: its addresses, its kind, its flags, the
+ * stub file of its entry/exit path and its memory figures (LayoutMem),
+ * each with its source; everything else (the lowmem model, the machine's
+ * stub loader, the address-space builder) reads the row.
+ *
+ * Adding a variant of an existing kind (another split, a window of
+ * another size): one row in layout.c and its line in `layouts`, and, if
+ * its entry path differs, a stub file in stubs/ named in the row and in
+ * kernel_model/meson.build's stub_names (tests/kernel_model/test_lowmem.c
+ * fails if a row names a stub the build does not assemble).
+ *
+ * Adding a kind: a LayoutKind value, a stub file (it must define the
+ * symbols load_stubs requires, stubs/common.inc), and a case in each place
+ * that builds or switches page tables by kind: aspace.c (build_window,
+ * kspace_new: which kernel PDs exist and the pti entry PD; pspace_new:
+ * how many user PDs a process gets, its kernel PDPT, how the kernel half
+ * is shared) and machine.c (build_tables: the IDT's entry points and the
+ * window's data; install_task: the CR3 values and stacks the per-CPU
+ * block gets; machine_new: Machine.windowed). Those kind branches are
+ * not yet data (issue 21).
  *
  *   3g1g       classic i386: user 0-3 GiB, kernel direct map at 0xC0000000,
  *              one page table per process holding both, kernel pages global.
@@ -39,6 +57,23 @@ typedef enum {
     LAYOUT_PTI,         /* per-process kernel and user page-table pair */
 } LayoutKind;
 
+struct Layout;
+
+/* What the lowmem model needs of a layout (layout_mem.h): how much
+ * physical memory the kernel can map directly and what each process costs
+ * in kernel-side page tables beyond 3g1g. Part of the layout's row. */
+typedef struct {
+    const struct Layout *layout;   /* the row it is part of */
+    uint64_t kva_carveout;         /* kernel VA taken out of the direct map on
+                                    * top of the vmalloc reserve (kpti's
+                                    * cpu_entry_area) */
+    bool separate_kernel_pgd;      /* the kernel runs on its own page tables
+                                    * and each process needs extra kernel-side
+                                    * ones (4g4g, kpti) */
+    uint32_t per_process_bytes;    /* those extra page tables, per process */
+    const char *source;            /* where the figures come from */
+} LayoutMem;
+
 typedef struct Layout {
     const char *name;
     const char *summary;
@@ -50,10 +85,19 @@ typedef struct Layout {
                               * TSS, virtual stacks); kpti: entry area */
     uint32_t window_size;
     bool kernel_global;      /* kernel mappings carry G (with CR4.PGE) */
+    bool window_global;      /* the window's (or fixmap's) pages carry G:
+                              * the shared layouts' as all kernel pages,
+                              * kpti's entry text and cpu_entry_area
+                              * (pti.rst: they keep _PAGE_GLOBAL), not
+                              * 4g4g's (MAKE_GLOBAL is empty under
+                              * X86_SWITCH_PAGETABLES) */
     bool pcid;               /* CR3 writes keep the other context's entries */
     bool indirect_uaccess;   /* copies through kmap_atomic, not user VAs */
     bool what_if;            /* not possible on real i686 hardware */
-    const char *stub;        /* its entry/exit stubs: stubs/STUB.asm */
+    const char *stub;        /* its entry/exit stubs: stubs/STUB.asm,
+                              * assembled to STUB.o (kernel_model/meson.build
+                              * lists the files it assembles) */
+    LayoutMem mem;           /* its memory figures (layout_mem.h) */
     bool no_sysenter;        /* the kernel it follows has no sysenter path */
     bool kmap_global;        /* atomic kmaps (virtual stack, uaccess) carry G */
 } Layout;

@@ -2,10 +2,10 @@
  * memory the kernel can map directly (the lowmem limit, Linux's MAXMEM) and
  * what each process costs in kernel-side page tables beyond 3g1g.
  *
- * The address-space facts (PAGE_OFFSET, TASK_SIZE, vmalloc reserve, the
- * shared window) live in the layout table (layout.h); this small table adds
- * only what the memory accounting needs, keyed by the same names, so the
- * replay engine can charge per-process page tables from one place.
+ * The figures are part of each layout's row (Layout.mem, layout.c), beside
+ * its address-space facts (PAGE_OFFSET, TASK_SIZE, vmalloc reserve, the
+ * shared window), so that a new layout is one row; the functions here find
+ * them by name for the replay engine, `vmsplit meminfo` and the sweeps.
  *
  * The lowmem limit follows the kernel's own formula, include/asm-i386/page.h
  * (2.6 and the RHEL4 4G/4G tree alike):
@@ -23,25 +23,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct {
-    const char *name;              /* the layout's name in layout.h */
-    uint64_t kva_carveout;         /* kernel VA taken out of the direct map on
-                                    * top of the vmalloc reserve (kpti's
-                                    * cpu_entry_area) */
-    bool separate_kernel_pgd;      /* the kernel runs on its own page tables
-                                    * and each process needs extra kernel-side
-                                    * ones (4g4g, kpti) */
-    uint32_t per_process_bytes;    /* those extra page tables, per process */
-    const char *source;            /* where the figures come from */
-} LayoutMem;
+/* LayoutMem (layout.h) is part of each layout's row. Its name is its
+ * layout's. */
+static inline const char *layout_mem_name(const LayoutMem *m)
+{
+    return m->layout->name;
+}
 
-/* NULL if the layout has no memory descriptor (unknown name). */
+/* NULL if the name is no layout's. */
 const LayoutMem *layout_mem_find(const char *name);
 /* As layout_mem_find, with a GError naming the known layouts. */
 const LayoutMem *layout_mem_lookup(const char *name, GError **err);
-/* NULL-terminated, in the layout table's order. */
-const LayoutMem *const *layout_mem_all(void);
-
 /* The layout descriptor (PAGE_OFFSET, vmalloc reserve, window). */
 const Layout *layout_mem_layout(const LayoutMem *m);
 

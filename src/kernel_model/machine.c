@@ -4,7 +4,7 @@
 #include "config.h"
 #include "cpu/elfload.h"
 #include "cpu/ports.h"
-#include "mmu/mmu_priv.h"      /* mmu_access_fast: see machine_kernel_copy_lines */
+#include "mmu/mmu_fast.h"      /* mmu_access_fast: see machine_kernel_copy_lines */
 #include "mmu/pae.h"
 
 #include <gio/gio.h>
@@ -12,13 +12,6 @@
 
 #define MiB (1024u * 1024u)
 #define KTEXT_PHYS (1 * MiB)        /* Linux loads the kernel at 1 MiB */
-#define CR0_PE (1u << 0)
-#define CR0_WP (1u << 16)
-#define CR0_PG (1u << 31)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
-#define EFER_NXE (1ULL << 11)
 #define EFLAGS_USER 0x202u          /* IF, bit 1 */
 #define PCID_USER_BIT 0x800u        /* Linux PTI: user PCID = kernel PCID | bit 11 */
 /* The watchdog: the most instructions a syscall, a switch or the edges of
@@ -164,7 +157,6 @@ static bool place_section(void *data, const char *section, uint32_t size, uint32
     return true;
 }
 
-
 /* The build's object, else the installed one. */
 static char *find_stub(const char *name)
 {
@@ -178,9 +170,8 @@ static char *find_stub(const char *name)
 
 static bool load_stubs(Machine *m, const char *path, GError **err)
 {
-    char *obj = g_strconcat(m->layout->stub, ".o", NULL);
+    g_autofree char *obj = g_strconcat(m->layout->stub, ".o", NULL);  /* the layout's row */
     char *def = path ? NULL : find_stub(obj);
-    g_free(obj);
     /* Constants Linux links into its entry code as immediates: the kernel
      * page table's physical address (swapper_pg_dir - __PAGE_OFFSET, the
      * 4G/4G entry's CR3 value) and __PAGE_OFFSET (vanilla sysenter's

@@ -100,8 +100,8 @@ typedef struct {
  * gain anything: a stride of at least 4 (narrower words overlap) and at
  * least USERWORK_MIN_ITERS iterations, enough that those made as
  * references (all but the core's few) repay what the fast-forward costs
- * a run before it makes any (host-speed tuning: a null syscall's 2
- * iterations ran 2 800 host instructions slower). */
+ * a run before it makes any. Host-speed only; no modelled figure changes;
+ * tests/replay/test_replay_ffwd.c (docs/speed.md gives the measurement). */
 #define USERWORK_MIN_ITERS 32
 bool userwork_worth(uint64_t iters, uint32_t stride);
 

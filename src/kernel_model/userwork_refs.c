@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "cpu/cpu_priv.h"            /* FETCH_BLOCK, FETCH_NONE */
+#include "cpu/cpu.h"                 /* CPU_FETCH_BLOCK */
 #include "kernel_model/machine.h"    /* USER_WORK_INSNS_PER_ITER */
-#include "mmu/mmu_priv.h"            /* mmu_translate_fast, mmu_access_fast */
+#include "mmu/mmu_fast.h"            /* mmu_translate_fast, mmu_access_fast */
 #include "mmu/mmu_state.h"
 
 /* stubs/user.asm from .loop, as NASM assembles it, and its instructions'
@@ -44,15 +44,15 @@ bool loop_plan_make(LoopPlan *p, Cpu *cpu, uint32_t head)
     /* fetch_insn's two tests per instruction, from the block a taken JNZ
      * leaves (none). */
     p->n = 0;
-    uint32_t blk = FETCH_NONE, a = head;
+    uint32_t blk = 1, a = head;      /* 1: no block (blocks are aligned) */
     for (unsigned k = 0; k < G_N_ELEMENTS(loop_len); k++) {
         uint32_t last = a + loop_len[k] - 1;
-        if ((a & ~(FETCH_BLOCK - 1)) != blk) {
+        if ((a & ~(CPU_FETCH_BLOCK - 1)) != blk) {
             plan_add(p, LOOP_FETCH, a);
-            blk = a & ~(FETCH_BLOCK - 1);
+            blk = a & ~(CPU_FETCH_BLOCK - 1);
         }
-        if ((last & ~(FETCH_BLOCK - 1)) != blk) {
-            blk = last & ~(FETCH_BLOCK - 1);
+        if ((last & ~(CPU_FETCH_BLOCK - 1)) != blk) {
+            blk = last & ~(CPU_FETCH_BLOCK - 1);
             plan_add(p, LOOP_FETCH, blk);
         }
         if (k == LOAD_INSN)

@@ -1,6 +1,8 @@
 /* The cache hierarchy's layout and its access as an inline function, for
- * src/mmu/mmu.c (every data and walk reference of the simulator's hot path
- * goes through it) and cache.c. Everyone else uses cache.h. See cache.c for
+ * src/mmu: mmu.c (every data and walk reference of the simulator's hot
+ * path goes through it), cache.c, cache_state.c, and mmu_fast.h (the
+ * memo's hit with an L1 MRU hit, inline in the core). Everyone else uses
+ * cache.h. See cache.c for
  * the layout of a level (ways in recency order, MRU first). */
 #ifndef VMSPLIT_MMU_CACHE_PRIV_H
 #define VMSPLIT_MMU_CACHE_PRIV_H

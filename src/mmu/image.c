@@ -280,7 +280,7 @@ bool image_load_cr3(const MachineImage *img, const PhysMem *pm, PaeRegs *regs,
         uint64_t base = img->cr3 & PAE_CR3_PDPT_MASK;
         for (int i = 0; i < PAE_PTRS_PER_PDPT && *bad_pdpte < 0; i++) {
             uint64_t e = physmem_read64(pm, base + 8 * (uint64_t)i);
-            if ((e & PAE_P) && (e & PAE_RSVD_PDPTE))
+            if ((e & PAE_P) && (e & pae_rules.rsvd_top))
                 *bad_pdpte = i;
         }
     }

@@ -8,19 +8,10 @@
 
 #include "mmu/mmu_priv.h"
 #include "mmu/pae_priv.h"
-#include "tlb/fill_priv.h"
+#include "tlb/hier_priv.h"
 
 /* For the steps of the miss path (see walk_and_fill). */
 #define MMU_INLINE inline __attribute__((always_inline))
-
-/* Control-register bits the MMU cares about (SDM Vol. 3A §2.5). */
-#define CR0_PG (1u << 31)
-#define CR0_WP (1u << 16)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
-#define EFER_NXE (1ULL << 11)
-#define CR3_PCID_MASK 0xFFFu
 
 /* The walker's masks for each CPL (Mmu.fast_masks), after regs.wp or
  * regs.nxe is set. */
@@ -51,7 +42,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
         tlb_hier_config_from_preset(&cfg, preset);
     else
         default_tlb_config(&cfg);
-    /* Aligned as its memos are (mmu_priv.h): malloc's 16 bytes would
+    /* Aligned as its memos are (mmu_fast.h): malloc's 16 bytes would
      * put every memo across two host cache lines. */
     Mmu *m;
     if (posix_memalign((void **)&m, _Alignof(Mmu), sizeof *m) != 0)
@@ -64,8 +55,8 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     if (!m->tlb)
         goto fail;
     mmu_set_shortcuts(m, true);
-    m->cache = preset ? cache_new_from_preset(preset, err) : cache_new(NULL, NULL, NULL, 1, err);
-    if (!m->cache)
+    m->fast.cache = preset ? cache_new_from_preset(preset, err) : cache_new(NULL, NULL, NULL, 1, err);
+    if (!m->fast.cache)
         goto fail;
     if (preset) {
         m->pdpte_uncached = preset->pdpte_load_uncached;
@@ -92,21 +83,21 @@ void mmu_free(Mmu *m)
         return;
     if (m->tlb)
         tlb_hier_free(m->tlb);
-    if (m->cache)
-        cache_free(m->cache);
+    if (m->fast.cache)
+        cache_free(m->fast.cache);
     free(m);
 }
 
 PhysMem *mmu_physmem(Mmu *m) { return m->pm; }
 TlbHierarchy *mmu_tlb(Mmu *m) { return m->tlb; }
-CacheHier *mmu_cache(Mmu *m) { return m->cache; }
-const MmuStats *mmu_stats(const Mmu *m) { return &m->stats; }
+CacheHier *mmu_cache(Mmu *m) { return m->fast.cache; }
+const MmuStats *mmu_stats(const Mmu *m) { return &m->fast.stats; }
 
 void mmu_reset_stats(Mmu *m)
 {
-    memset(&m->stats, 0, sizeof m->stats);
+    memset(&m->fast.stats, 0, sizeof m->fast.stats);
     tlb_hier_stats_reset(m->tlb);
-    cache_reset_stats(m->cache);
+    cache_reset_stats(m->fast.cache);
 }
 /* Forget every memo: what a hit means changed (PCID, CR0.WP/PG, CR4,
  * EFER.NXE) without any TLB slot changing (see MmuMemo). */
@@ -114,23 +105,17 @@ static void memo_clear(Mmu *m)
 {
     for (unsigned side = 0; side < 2; side++)
         for (unsigned i = 0; i < (1u << MEMO_BITS); i++)
-            m->memo[side][i].key[0] = m->memo[side][i].key[1] = MEMO_NONE;
+            m->fast.memo[side][i].key[0] = m->fast.memo[side][i].key[1] = MEMO_NONE;
 }
 
 void mmu_set_shortcuts(Mmu *m, bool on)
 {
     m->no_memo = !on;
     for (unsigned side = 0; side < 2; side++) {
-        m->sole[side] = on && m->tlb ? m->tlb->side[side].sole : NULL;
-        /* What every memo of the side shares (MmuMemoSide): memos are
-         * made only in the side's small array (memo_make). */
-        Tlb *t = m->tlb ? m->tlb->side[side].small : NULL;
-        MmuMemoSide *ms = &m->memo_side[side];
-        ms->clock = t && t->stamps ? t->clock : &m->stamp_sink[1];
-        for (unsigned p = 0; p < 2; p++)
-            ms->hits[p] = t ? &t->fast_hits[p] : &m->stamp_sink[0];
-        ms->lat = t ? t->geom.hit_latency : 0;
+        m->only[side] = on && m->tlb ? tlb_hier_only_array(m->tlb, side) : NULL;
+        m->fast.hit_lat[side] = m->tlb ? tlb_hier_token_latency(m->tlb, side) : 0;
     }
+    m->fast.exec_apart = !m->tlb || tlb_hier_insn_hits_apart(m->tlb);
     memo_clear(m);
 }
 
@@ -144,9 +129,9 @@ static inline bool paging(const Mmu *m) { return m->paging; }
 
 static inline unsigned time_phys(Mmu *m, uint64_t pa, bool write)
 {
-    unsigned c = cache_access_fast(m->cache, pa, write);
-    m->stats.cycles += c;
-    m->stats.data_cycles += c;
+    unsigned c = cache_access_fast(m->fast.cache, pa, write);
+    m->fast.stats.cycles += c;
+    m->fast.stats.data_cycles += c;
     return c;
 }
 
@@ -173,17 +158,17 @@ static bool load_pdptes(Mmu *m, uint32_t cr3, MmuFault *f)
     r.cr3 = cr3;
     m->regs = r;
     for (int i = 0; i < 4; i++) {
-        unsigned c = m->pdpte_uncached ? cache_access_uncached(m->cache, refs[i].paddr, false)
-                                       : cache_access(m->cache, refs[i].paddr, false);
-        m->stats.cycles += c;
-        m->stats.cr3_cycles += c;
+        unsigned c = m->pdpte_uncached ? cache_access_uncached(m->fast.cache, refs[i].paddr, false)
+                                       : cache_access(m->fast.cache, refs[i].paddr, false);
+        m->fast.stats.cycles += c;
+        m->fast.stats.cr3_cycles += c;
     }
     return true;
 }
 
 bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
 {
-    m->stats.cr3_writes++;
+    m->fast.stats.cr3_writes++;
     if (!paging(m)) {
         /* With paging off nothing is loaded or flushed, but the PCID is
          * still CR3[11:0] (it tags the entries made once paging is on). */
@@ -244,7 +229,7 @@ void mmu_write_efer(Mmu *m, uint64_t efer)
 
 void mmu_invlpg(Mmu *m, uint32_t lin)
 {
-    m->stats.invlpgs++;
+    m->fast.stats.invlpgs++;
     tlb_hier_invlpg(m->tlb, lin, m->pcid);
 }
 
@@ -253,85 +238,58 @@ void mmu_flush_pcid(Mmu *m, uint16_t pcid)
     tlb_hier_flush_pcid(m->tlb, pcid);
 }
 
-/* Remember the entry in slot of t (the side's first-level array the hit
- * path probes, whose hits are taken inline), for the page of lin at cpl:
- * ok, the accesses it answers (memo_ok); stamp: the slot's stamp
- * (&t->stamps[slot]) or NULL (no stamps: the memo's stamp and clock are
- * then the Mmu's sinks, see MmuMemo); host: the page's frame, which
- * exists. */
-static MMU_INLINE void memo_put_ok(Mmu *m, Tlb *t, size_t slot, uint32_t lin,
-                                   Access access, int cpl, unsigned ok, uint64_t *stamp,
-                                   uint64_t pa, uint8_t *host)
+/* Set memo mm, whose token is set, for the page of lin at cpl: ok, the
+ * accesses it answers (memo_ok); host: the page's frame, which exists. */
+static MMU_INLINE void memo_set(MmuMemo *mm, uint32_t lin, int cpl, unsigned ok, uint64_t pa,
+                                uint8_t *host)
 {
-    MmuMemo *mm = mmu_memo_at(m, lin, access);
-    uint32_t key = (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
+    uint32_t key = mmu_memo_key(lin, cpl);
     /* ok's bit for each key: READ or EXEC (bits 0, 2) for key[0], WRITE
      * for key[1]. */
     mm->key[0] = ok & (1u << ACCESS_READ | 1u << ACCESS_EXEC) ? key : MEMO_NONE;
     mm->key[1] = ok & 1u << ACCESS_WRITE ? key : MEMO_NONE;
-    mm->sgen = t->sgen[slot];
-    mm->gen = &t->sgen[slot];
-    mm->hits = m->memo_side[access == ACCESS_EXEC].hits[TLB_PRIV(cpl)];
-    /* Without stamps, the sink (see MmuMemo); the clock is then the
-     * side's sink too (MmuMemoSide). */
-    mm->stamp = stamp ? stamp : &m->stamp_sink[0];
     mm->pa = pa;
     mm->host = host;
 }
 
-/* The memo's `ok`: mmu_rights_ok for each access the side makes, and for
- * a write the dirty bit tlb_hit_fast requires. */
+/* memo_set with the token k (the TLB's, tlb_token.h) for the hit. */
+static MMU_INLINE void memo_put_ok(Mmu *m, const TlbHitToken *k, uint32_t lin, Access access,
+                                   int cpl, unsigned ok, uint64_t pa, uint8_t *host)
+{
+    MmuMemo *mm = mmu_memo_at(m, lin, access);
+    mm->tok = *k;
+    memo_set(mm, lin, cpl, ok, pa, host);
+}
+
+/* The memo's `ok`: the rights rule (paging_rights_ok) for each access the
+ * side makes, and for a write the dirty bit tlb_hit_fast requires. */
 static MMU_INLINE unsigned memo_ok(const Mmu *m, Access access, int cpl, bool us, bool rw,
                                    bool nx, bool dirty)
 {
-    bool user = cpl == 3, any = !user || us;
+    bool wp = m->regs.wp, nxe = m->regs.nxe;
     if (access == ACCESS_EXEC)
-        return (unsigned)(any && !(m->regs.nxe && nx)) << ACCESS_EXEC;
-    return (unsigned)any << ACCESS_READ |
-           (unsigned)(any && dirty && (rw || (!user && !m->regs.wp))) << ACCESS_WRITE;
-}
-
-/* memo_put_ok of entry e, with memo_ok's bits for its rights. */
-static MMU_INLINE void memo_put(Mmu *m, Tlb *t, size_t slot, uint32_t lin, Access access,
-                                int cpl, const TlbEntry *e, uint64_t pa, uint8_t *host)
-{
-    memo_put_ok(m, t, slot, lin, access, cpl,
-                memo_ok(m, access, cpl, e->us, e->rw, e->nx, e->dirty),
-                t->stamps ? &t->stamps[slot] : NULL, pa, host);
+        return (unsigned)paging_rights_ok(rw, us, nx, ACCESS_EXEC, cpl, wp, nxe) << ACCESS_EXEC;
+    return (unsigned)paging_rights_ok(rw, us, nx, ACCESS_READ, cpl, wp, nxe) << ACCESS_READ |
+           (unsigned)(dirty && paging_rights_ok(rw, us, nx, ACCESS_WRITE, cpl, wp, nxe))
+               << ACCESS_WRITE;
 }
 
 /* Remember entry e (in a first-level array, just hit or filled) for the
  * page of lin at cpl; host: the page's frame, or NULL to look it up. No
- * memo when the entry is not in the array the hit path probes, or its
- * frame does not exist (see MmuMemo in mmu_priv.h). */
+ * memo when the TLB gives no token for it (the entry is not in the array
+ * the hit path probes, or that array's hits are not taken inline), or its
+ * frame does not exist (see MmuMemo in mmu_fast.h). */
 static MMU_INLINE void memo_make(Mmu *m, uint32_t lin, Access access, int cpl,
                                  const TlbEntry *e, uint8_t *host)
 {
-    unsigned side = access == ACCESS_EXEC;
-    Tlb *t = m->tlb->side[side].small;
-    /* Only where tlb_hier_hit_fast would find it and take the hit inline. */
-    if (m->no_memo || !t || !t->hit_inline)
-        return;
-    size_t slot = (size_t)(e - t->ent);
-    if (slot >= t->geom.entries)
+    TlbHitToken k;
+    if (m->no_memo || !tlb_hier_hit_token(m->tlb, access, cpl, e, &k))
         return;
     uint64_t pa = tlb_entry_paddr(e, lin) & PAGE_MASK;
     if (!host && !(host = (uint8_t *)physmem_frame_peek_inline(m->pm, pa)))
         return;
-    memo_put(m, t, slot, lin, access, cpl, e, pa, host);
-}
-
-/* memo_make of the entry miss_fused filled, whose frame host exists: t
- * is the side's Mmu.sole, which is only set with memos on, and is the
- * side's small array with its hits taken inline (hierarchy.c), so of
- * memo_make's tests only the slot's remains (a 2 MiB or global entry
- * went through tlb_hier_fill). */
-static MMU_INLINE void memo_make_sole(Mmu *m, Tlb *t, uint32_t lin, Access access, int cpl,
-                                      const TlbEntry *e, uint64_t pa, uint8_t *host)
-{
-    size_t slot = (size_t)(e - t->ent);
-    if (G_LIKELY(slot < t->geom.entries))
-        memo_put(m, t, slot, lin, access, cpl, e, pa & PAGE_MASK, host);
+    memo_put_ok(m, &k, lin, access, cpl, memo_ok(m, access, cpl, e->us, e->rw, e->nx, e->dirty),
+                pa, host);
 }
 
 /* The walk's memory references, timed through the caches. A PDE-cache
@@ -344,78 +302,10 @@ static uint64_t time_walk_refs(Mmu *m, const PaeWalk *w, bool pde_cached, uint64
     for (int i = 0; i < w->nrefs; i++) {
         if (pde_cached && !w->refs[i].write && w->refs[i].paddr == pde_pa)
             continue;
-        c += cache_access_fast(m->cache, w->refs[i].paddr, w->refs[i].write);
+        c += cache_access_fast(m->fast.cache, w->refs[i].paddr, w->refs[i].write);
     }
     return c;
 }
-
-/* A TLB miss: walk, time the walk's references, fill. *l1: the filled
- * first-level entry (tlb_hier_fill), or NULL. Inline into its three
- * callers: the miss path is most of what a TLB-missing workload costs the
- * host, and the calls and copies between its steps were a third of it. */
-static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
-                                     TlbEntry *e, MmuFault *f, const TlbEntry **l1)
-{
-    uint64_t pde, pde_pa;
-    bool pde_cached = tlb_hier_pde_lookup(m->tlb, lin, m->pcid, &pde, &pde_pa);
-    PaeWalk w;
-    bool ok = true;
-    uint64_t c = m->walk_base;
-    if (G_LIKELY(pae_walk_fast(&m->regs, m->pm, lin, access, cpl, &w))) {
-        /* The walker's fast path, inline (pae_priv.h): its references are
-         * reads, the PDE and (a 4 KiB page) the PTE; time_walk_refs
-         * unrolled. */
-        if (!(pde_cached && w.refs[0].paddr == pde_pa))
-            c += cache_access_fast(m->cache, w.refs[0].paddr, false);
-        if (w.nrefs == 2 && !(pde_cached && w.refs[1].paddr == pde_pa))
-            c += cache_access_fast(m->cache, w.refs[1].paddr, false);
-    } else {
-        /* The fast path declined, having changed nothing: the full walk
-         * (pae_walk_lean tries the fast path again first). */
-        ok = pae_walk_lean(&m->regs, m->pm, lin, access, cpl, &w);
-        c += time_walk_refs(m, &w, pde_cached, pde_pa);
-    }
-    m->stats.walks++;
-    m->stats.walk_cycles += c;
-    m->stats.cycles += c;
-    if (!ok) {
-        if (f)
-            *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code, .cr2 = w.cr2 };
-        return false;
-    }
-    if (w.page_size == PAE_PAGE_4K && !pde_cached)
-        tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
-    tlb_entry_from_walk_inline(e, lin, &w, m->pcid, (m->cr4 & CR4_PGE) != 0);
-    *l1 = tlb_hier_fill(m->tlb, access, cpl, e);
-    return true;
-}
-
-/* The common miss, fused: the side's only array (Side.sole) has no entry
- * for the page (tlb_hier_hit_fast just probed it, leaving t->missed), and
- * the walker's fast path succeeds. Then it does what translate_rest
- * would, step for step, without the steps that cannot apply: the lookup
- * is counted as tlb_hier_lookup_rest counts it (no other array to ask,
- * no extra cycles); no PDE cache to look up or fill; the walk's two
- * reads timed as walk_and_fill times them; the entry built as
- * tlb_entry_from_walk builds it, and filled as tlb_hier_fill fills it,
- * through tlb_fill_fresh for a 4 KiB page that is not global (its key is
- * t->missed: tlb_fill_counted would search no duplicate), and the
- * general fill otherwise; no rights check (the fast walk permitted the
- * access). When tlb_fill_fresh would fill a free way (fill_free) or take
- * evict_lru on set 0 (the P4's arrays once full), those steps run inline
- * (tlb_fill_fresh_4k_free_slot, tlb_fill_fresh_lru1_slot: fill_priv.h)
- * and the entry is built in its slot, with the memo, by fused_place.
- * With memos off (mmu_set_shortcuts: Mmu.sole is NULL) it is not taken:
- * the general path is then the reference it is tested against. Returns
- * FUSED_NO having changed nothing when the case does not apply: the
- * caller goes on to translate_rest. */
-typedef enum {
-    FUSED_NO,                    /* not taken: nothing changed */
-    FUSED_FILLED,                /* taken: *l1 is the filled entry, or NULL */
-    FUSED_MEMO,                  /* taken, the entry built in its slot and
-                                  * the memo made if the frame exists:
-                                  * *host is the frame, or NULL */
-} Fused;
 
 /* The entry the fast walk w of lin makes (tlb_entry_from_walk's, from a
  * PaeFast); global: its G bit with CR4.PGE. */
@@ -433,82 +323,135 @@ static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t l
     };
 }
 
-/* The rest of miss_fused once the fill of a 4 KiB page that is not
- * global took slot of t (tlb_fill_fresh_lru1_slot or _4k_free_slot), all
- * but the entry: the entry built there from the walk, the memo made from
- * the walk's bits, which are the entry's, if the frame exists; stamp: the
- * slot's stamp, or NULL. */
-static MMU_INLINE Fused fused_place(Mmu *m, Tlb *t, unsigned slot, uint32_t lin, Access access,
-                                    int cpl, const PaeFast *w, uint64_t *stamp, uint64_t *pa,
-                                    uint8_t **host)
+/* A TLB miss: walk, time the walk's references, fill. *l1: the filled
+ * first-level entry (tlb_hier_fill), or NULL. Inline into its three
+ * callers: the miss path is most of what a TLB-missing workload costs the
+ * host, and the calls and copies between its steps were a third of it. */
+static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cpl,
+                                     TlbEntry *e, MmuFault *f, const TlbEntry **l1)
 {
-    t->ent[slot] = fast_entry(m, w, lin, false);
-    bool rw = (w->all & PAE_RW) != 0, dirty = (w->leaf & PAE_D) != 0;
-    *pa = w->frame | (lin & (PAGE_SIZE - 1));
-    uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w->frame);
-    *host = fr;
-    if (G_LIKELY(fr)) {
-        /* memo_ok, less what the fast walk's success for this access
-         * implies (pae_priv.h): it permitted the access (so U/S at every
-         * level for a user access, R/W where a write needs it, no XD on a
-         * fetch) and, on a write, found D set. So a read or write also
-         * permits a read, and only a read's write bit is left to work
-         * out. */
-        unsigned ok = access == ACCESS_EXEC ? 1u << ACCESS_EXEC
-                      : access == ACCESS_WRITE
-                          ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
-                          : 1u << ACCESS_READ |
-                                (unsigned)(dirty && (rw || (cpl != 3 && !m->regs.wp)))
-                                    << ACCESS_WRITE;
-        memo_put_ok(m, t, slot, lin, access, cpl, ok, stamp, w->frame, fr);
+    uint64_t pde, pde_pa;
+    bool pde_cached = tlb_hier_pde_lookup(m->tlb, lin, m->pcid, &pde, &pde_pa);
+    uint64_t c = m->walk_base;
+    bool pge = (m->cr4 & CR4_PGE) != 0;
+    PaeFast fw;
+    if (G_LIKELY(pae_walk_fast(&m->regs, m->pm, NULL, NULL, lin, access, cpl, &fw))) {
+        /* The fast walk, inline (pae_priv.h): its references are reads,
+         * the PDE and (a 4 KiB page) the PTE; time_walk_refs unrolled. */
+        if (!(pde_cached && fw.pde_pa == pde_pa))
+            c += cache_access_fast(m->fast.cache, fw.pde_pa, false);
+        if (!fw.large && !(pde_cached && fw.pte_pa == pde_pa))
+            c += cache_access_fast(m->fast.cache, fw.pte_pa, false);
+        m->fast.stats.walks++;
+        m->fast.stats.walk_cycles += c;
+        m->fast.stats.cycles += c;
+        if (!fw.large && !pde_cached)
+            tlb_hier_pde_fill(m->tlb, lin, m->pcid, fw.pde, fw.pde_pa);
+        *e = fast_entry(m, &fw, lin, (fw.leaf & PAE_G) && pge);
+    } else {
+        /* The fast walk declined, having changed nothing: the walk. */
+        PaeWalk w;
+        bool ok = pae_walk(&m->regs, m->pm, lin, access, cpl, &w);
+        c += time_walk_refs(m, &w, pde_cached, pde_pa);
+        m->fast.stats.walks++;
+        m->fast.stats.walk_cycles += c;
+        m->fast.stats.cycles += c;
+        if (!ok) {
+            if (f)
+                *f = (MmuFault){ .vector = w.vector, .error_code = w.error_code, .cr2 = w.cr2 };
+            return false;
+        }
+        if (w.page_size == PAE_PAGE_4K && !pde_cached)
+            tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
+        tlb_entry_from_walk_inline(e, lin, &w, m->pcid, pge);
     }
-    return FUSED_MEMO;
+    *l1 = tlb_hier_fill(m->tlb, access, cpl, e);
+    return true;
 }
 
-static MMU_INLINE Fused miss_fused(Mmu *m, uint32_t lin, Access access, int cpl,
+/* The common miss in a side's only array: the array (tlb_hier_only_array)
+ * has no entry for the page (tlb_hier_hit_fast_m just probed it and said
+ * so), and the walker's fast path succeeds. Then it does what
+ * translate_rest would, step for step, without the steps that cannot
+ * apply: the lookup is counted as tlb_hier_lookup_rest counts it
+ * (tlb_hier_count_miss: no other array to ask, no extra cycles); no PDE
+ * cache to look up or fill; the walk's two reads timed as walk_and_fill
+ * times them; the entry built as tlb_entry_from_walk builds it, and filled
+ * as tlb_hier_fill fills it: by tlb_hier_fill_missed for a 4 KiB page
+ * that is not global (the TLB's fill without its duplicate search, which
+ * hands back the token for a hit in the new entry: the memo is made from
+ * the walk's bits, ONLY_MEMO_MADE), by tlb_hier_fill otherwise; no rights
+ * check (the fast walk permitted the access). With memos off
+ * (mmu_set_shortcuts: Mmu.only is NULL) it is not taken: the general path
+ * is then the reference it is tested against. Returns ONLY_NOT_TAKEN having
+ * changed nothing when the case does not apply: the caller goes on to
+ * translate_rest. */
+typedef enum {
+    ONLY_NOT_TAKEN,                    /* not taken: nothing changed */
+    ONLY_FILLED,                /* taken: *l1 is the filled entry, or NULL */
+    ONLY_MEMO_MADE,                  /* taken, the memo made if the frame
+                                  * exists: *host is the frame, or NULL */
+} OnlyArrayMiss;
+
+/* memo_ok for the page a successful fast walk of lin just filled, less
+ * what that success implies (pae_priv.h): it permitted the access (so U/S
+ * at every level for a user access, R/W where a write needs it, no XD on
+ * a fetch) and, on a write, found D set. So a read or write also permits
+ * a read, and only a read's write bit is left to work out by the rule. */
+static MMU_INLINE unsigned memo_ok_walked(const Mmu *m, Access access, int cpl,
+                                          const PaeFast *w)
+{
+    bool rw = (w->all & PAE_RW) != 0, dirty = (w->leaf & PAE_D) != 0;
+    /* us = true: the read's success says U/S was there if it was needed. */
+    return access == ACCESS_EXEC    ? 1u << ACCESS_EXEC
+           : access == ACCESS_WRITE ? 1u << ACCESS_READ | 1u << ACCESS_WRITE
+                                    : 1u << ACCESS_READ |
+                                          (unsigned)(dirty && paging_rights_ok(rw, true, false,
+                                                                               ACCESS_WRITE, cpl,
+                                                                               m->regs.wp,
+                                                                               m->regs.nxe))
+                                              << ACCESS_WRITE;
+}
+
+static MMU_INLINE OnlyArrayMiss miss_only_array(Mmu *m, uint32_t lin, Access access, int cpl,
                                    bool missed, uint64_t *pa, const TlbEntry **l1,
                                    uint8_t **host)
 {
     TlbHierarchy *h = m->tlb;
-    Tlb *t = m->sole[access == ACCESS_EXEC];
+    Tlb *t = m->only[access == ACCESS_EXEC];
     PaeFast w;
     /* missed: tlb_hier_hit_fast_m just found no entry for the page in
-     * the side's small array, which t is when set: its t->missed is the
-     * page's probe key (what tlb_fill_fresh requires). */
+     * the side's small array, which t is when set (what
+     * tlb_hier_fill_missed requires). */
     const PaeFastMasks *fm = m->fast_masks[cpl];
     if (!fm)
         __builtin_unreachable();  /* always set (set_fast_masks): the walk
                                    * need not test it */
     if (!missed || !t ||
-        !pae_walk_fast_hinted(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
-        return FUSED_NO;
+        !pae_walk_fast(&m->regs, m->pm, &m->hints, fm, lin, access, cpl, &w))
+        return ONLY_NOT_TAKEN;
     tlb_hier_count_miss(h, t, access, cpl);
-    uint64_t c = m->walk_base + cache_access_fast(m->cache, w.pde_pa, false);
+    uint64_t c = m->walk_base + cache_access_fast(m->fast.cache, w.pde_pa, false);
     if (!w.large)
-        c += cache_access_fast(m->cache, w.pte_pa, false);
-    m->stats.walks++;
-    m->stats.walk_cycles += c;
-    m->stats.cycles += c;
+        c += cache_access_fast(m->fast.cache, w.pte_pa, false);
+    m->fast.stats.walks++;
+    m->fast.stats.walk_cycles += c;
+    m->fast.stats.cycles += c;
     bool global = (w.leaf & PAE_G) && (m->cr4 & CR4_PGE);
     if (G_LIKELY(!w.large && !global)) {
-        h->stats.fills[access][TLB_PRIV(cpl)]++;
-        uint32_t vpn = lin >> TLB_SHIFT_4K;
-        if (tlb_fill_fresh_evicts_lru1(t)) {
-            unsigned slot = tlb_fill_fresh_lru1_slot(t, vpn, access, cpl, &h->stats.evictions);
-            return fused_place(m, t, slot, lin, access, cpl, &w, &t->stamps[slot], pa, host);
-        }
-        int slot = tlb_fill_fresh_4k_free_slot(t, vpn, access, cpl, &h->stats.evictions);
-        if (slot >= 0)
-            return fused_place(m, t, (unsigned)slot, lin, access, cpl, &w,
-                               t->stamps ? &t->stamps[slot] : NULL, pa, host);
+        TlbHitToken k;
+        tlb_hier_fill_missed(h, t, access, cpl, fast_entry(m, &w, lin, false), &k);
+        uint8_t *fr = (uint8_t *)physmem_frame_peek_base(m->pm, w.frame);
+        *pa = w.frame | (lin & (PAGE_SIZE - 1));
+        *host = fr;
+        if (G_LIKELY(fr))
+            memo_put_ok(m, &k, lin, access, cpl, memo_ok_walked(m, access, cpl, &w), w.frame, fr);
+        return ONLY_MEMO_MADE;
     }
     TlbEntry e = fast_entry(m, &w, lin, global);
-    if (G_LIKELY(!w.large && !e.global))    /* counted above */
-        *l1 = tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions);
-    else
-        *l1 = tlb_hier_fill(h, access, cpl, &e);
+    *l1 = tlb_hier_fill(h, access, cpl, &e);
     *pa = tlb_entry_paddr(&e, lin);
-    return FUSED_FILLED;
+    return ONLY_FILLED;
 }
 
 /* mmu_translate after the hit path found no usable first-level hit (or
@@ -525,7 +468,7 @@ static MMU_INLINE bool translate_rest(Mmu *m, uint32_t lin, Access access, int c
     TlbEntry e;
     unsigned extra = 0;
     TlbResult r = tlb_hier_lookup_rest(m->tlb, lin, access, cpl, m->pcid, &e, &extra);
-    m->stats.cycles += extra;
+    m->fast.stats.cycles += extra;
     /* A hit whose cached rights refuse the access re-walks: the SDM lets
      * the processor fault on cached rights, and re-walking gives the same
      * fault whenever software kept the TLB coherent. */
@@ -550,8 +493,8 @@ static bool translate_rewalk(Mmu *m, uint32_t lin, Access access, int cpl, uint6
     return true;
 }
 
-/* mmu_translate_nomemo for one access type. */
-static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+/* mmu_translate_lookup for one access type. */
+static MMU_INLINE bool translate_lookup(Mmu *m, uint32_t lin, Access access, int cpl,
                                         uint64_t *pa, MmuFault *f)
 {
     unsigned extra;
@@ -559,16 +502,16 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     const TlbEntry *e;
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
-        m->stats.cycles += extra;
+        m->fast.stats.cycles += extra;
         if (G_UNLIKELY(!mmu_rights_ok(e, access, cpl, &m->regs)))
             return translate_rewalk(m, lin, access, cpl, pa, f);
         *pa = tlb_entry_paddr(e, lin);
     } else {
         uint8_t *host;
-        Fused k = m->paging ? miss_fused(m, lin, access, cpl, missed, pa, &e, &host) : FUSED_NO;
-        if (k == FUSED_MEMO)
+        OnlyArrayMiss k = m->paging ? miss_only_array(m, lin, access, cpl, missed, pa, &e, &host) : ONLY_NOT_TAKEN;
+        if (k == ONLY_MEMO_MADE)
             return true;         /* the memo is made */
-        if (k == FUSED_NO && !translate_rest(m, lin, access, cpl, pa, &e, f))
+        if (k == ONLY_NOT_TAKEN && !translate_rest(m, lin, access, cpl, pa, &e, f))
             return false;
     }
     /* A hit, or a walk whose rights check passed for this access and
@@ -578,20 +521,20 @@ static MMU_INLINE bool translate_nomemo(Mmu *m, uint32_t lin, Access access, int
     return true;
 }
 
-/* A copy per access type, as mmu_access_nomemo (mmu_priv.h picks one). */
-bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+/* A copy per access type, as mmu_access_lookup (mmu_fast.h picks one). */
+bool mmu_translate_lookup_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    return translate_nomemo(m, lin, ACCESS_READ, cpl, pa, f);
+    return translate_lookup(m, lin, ACCESS_READ, cpl, pa, f);
 }
 
-bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+bool mmu_translate_lookup_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    return translate_nomemo(m, lin, ACCESS_WRITE, cpl, pa, f);
+    return translate_lookup(m, lin, ACCESS_WRITE, cpl, pa, f);
 }
 
-bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
+bool mmu_translate_lookup_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f)
 {
-    return translate_nomemo(m, lin, ACCESS_EXEC, cpl, pa, f);
+    return translate_lookup(m, lin, ACCESS_EXEC, cpl, pa, f);
 }
 
 bool mmu_translate(Mmu *m, uint32_t lin, Access access, int cpl, uint64_t *pa,
@@ -647,8 +590,8 @@ uint8_t *mmu_access(Mmu *m, uint32_t lin, Access access, int cpl, MmuFault *f)
     return host_of(m, pa, access);
 }
 
-/* mmu_access_nomemo for one access type. */
-static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
+/* mmu_access_lookup for one access type. */
+static MMU_INLINE uint8_t *access_lookup(Mmu *m, uint32_t lin, Access access, int cpl,
                                          MmuFault *f)
 {
     unsigned extra;
@@ -656,11 +599,10 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
     const TlbEntry *e;
     uint64_t pa;
     uint8_t *fr;
-    Tlb *sole = NULL;            /* the array miss_fused filled, if it did */
-    Fused k;
+    OnlyArrayMiss k;
     if (G_LIKELY(m->paging) &&
         G_LIKELY((e = tlb_hier_hit_fast_m(m->tlb, lin, access, cpl, m->pcid, &extra, &missed)))) {
-        m->stats.cycles += extra;
+        m->fast.stats.cycles += extra;
         if (G_LIKELY(mmu_rights_ok(e, access, cpl, &m->regs))) {
             pa = tlb_entry_paddr(e, lin);
         } else {
@@ -668,8 +610,8 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
             if (!translate_rewalk(m, lin, access, cpl, &pa, f))
                 return NULL;
         }
-    } else if (m->paging && (k = miss_fused(m, lin, access, cpl, missed, &pa, &e, &fr)) != FUSED_NO) {
-        if (k == FUSED_MEMO) {
+    } else if (m->paging && (k = miss_only_array(m, lin, access, cpl, missed, &pa, &e, &fr)) != ONLY_NOT_TAKEN) {
+        if (k == ONLY_MEMO_MADE) {
             /* Built in place, memo made: only the frame and the data
              * reference are left. */
             if (G_UNLIKELY(!fr))
@@ -677,15 +619,12 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
             time_data(m, pa, access);
             return fr + (pa & (PAGE_SIZE - 1));
         }
-        sole = m->sole[access == ACCESS_EXEC];
     } else if (!translate_rest(m, lin, access, cpl, &pa, &e, f)) {
         return NULL;
     }
     fr = (uint8_t *)physmem_frame_peek_inline(m->pm, pa);
     if (G_UNLIKELY(!fr))
         fr = mmu_host_absent(m, pa, access);
-    else if (sole)
-        memo_make_sole(m, sole, lin, access, cpl, e, pa, fr);
     else if (e)
         memo_make(m, lin, access, cpl, e, fr);
     time_data(m, pa, access);
@@ -695,21 +634,21 @@ static MMU_INLINE uint8_t *access_nomemo(Mmu *m, uint32_t lin, Access access, in
 /* A copy of the path per access type: its tests of the type (rights,
  * memo bits, the walker's masks, counters' indices, the cache reference)
  * are then constants. pageloop's miss: 23 host instructions fewer.
- * mmu_access_nomemo (mmu_priv.h) picks the copy inline, so a caller with
+ * mmu_access_lookup (mmu_fast.h) picks the copy inline, so a caller with
  * a constant type calls its copy straight away. */
-uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+uint8_t *mmu_access_lookup_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    return access_nomemo(m, lin, ACCESS_READ, cpl, f);
+    return access_lookup(m, lin, ACCESS_READ, cpl, f);
 }
 
-uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+uint8_t *mmu_access_lookup_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    return access_nomemo(m, lin, ACCESS_WRITE, cpl, f);
+    return access_lookup(m, lin, ACCESS_WRITE, cpl, f);
 }
 
-uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
+uint8_t *mmu_access_lookup_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f)
 {
-    return access_nomemo(m, lin, ACCESS_EXEC, cpl, f);
+    return access_lookup(m, lin, ACCESS_EXEC, cpl, f);
 }
 
 bool mmu_read(Mmu *m, uint32_t lin, unsigned size, Access access, int cpl,

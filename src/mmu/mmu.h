@@ -52,6 +52,27 @@
 
 typedef struct Mmu Mmu;
 
+/* Control-register bits (SDM Vol. 3A §2.5, Figure 2-7; EFER: §2.2.1,
+ * Table 2-1), defined here once: the MMU owns CR0, CR3, CR4 and EFER, and
+ * the core, the run environment and the kernel model name their bits from
+ * this list. */
+#define CR0_PE (1u << 0)         /* protection enable */
+#define CR0_TS (1u << 3)         /* task switched */
+#define CR0_ET (1u << 4)         /* extension type: hardwired to 1 on P6 and later */
+#define CR0_WP (1u << 16)        /* write protect (supervisor writes) */
+#define CR0_NW (1u << 29)        /* not write-through */
+#define CR0_CD (1u << 30)        /* cache disable */
+#define CR0_PG (1u << 31)        /* paging */
+/* CR0 bits that exist: PE MP EM TS ET NE WP AM NW CD PG. */
+#define CR0_DEFINED 0xE005003Fu
+#define CR4_TSD (1u << 2)        /* RDTSC at CPL 0 only */
+#define CR4_PSE (1u << 4)        /* page size extensions */
+#define CR4_PAE (1u << 5)        /* physical address extension */
+#define CR4_PGE (1u << 7)        /* global pages */
+#define CR4_PCIDE (1u << 17)     /* PCIDs (a what-if here: see above) */
+#define CR3_PCID_MASK 0xFFFu     /* CR3[11:0] with CR4.PCIDE */
+#define EFER_NXE (1ULL << 11)    /* execute-disable enable */
+
 typedef struct {
     uint8_t vector;              /* VEC_PF or VEC_GP */
     uint32_t error_code;
@@ -61,9 +82,7 @@ typedef struct {
 /* Counters of the memory system (TLB counters live in the TLB hierarchy,
  * see mmu_tlb()). */
 typedef struct {
-    /* In an order in which no two counters that one step adds to sit side
-     * by side: GCC otherwise pairs a walk's adds to cycles and
-     * walk_cycles into one SSE add, five host instructions for two. */
+    /* Field order: host-speed only (docs/speed.md, "field order"). */
     uint64_t cycles;             /* all memory-system cycles so far */
     uint64_t cr3_writes;
     uint64_t walk_cycles;        /* of cycles: page walks (TLB refills) */
@@ -93,9 +112,10 @@ const MmuStats *mmu_stats(const Mmu *m);
  * contents stay: a warm machine stays warm). */
 void mmu_reset_stats(Mmu *m);
 
-/* Host-speed shortcuts (memos of TLB hits, mmu_priv.h): on by default.
- * Every modelled figure is the same with them off; tests and benchmarks
- * turn them off to show it. */
+/* Host-speed shortcuts (memos of TLB hits, mmu_fast.h; the fused miss
+ * path, mmu.c): on by default. Host-speed only; no modelled figure
+ * changes; tests/mmu/test_mmu_memo.c, test_mmu_paths.c turn them off to
+ * show it. */
 void mmu_set_shortcuts(Mmu *m, bool on);
 
 /* Control registers. mmu_write_cr3 returns false with f = #GP(0) if a

@@ -1,101 +1,20 @@
-/* The layout of an Mmu and the hit path of mmu_access as an inline
- * function, for the core (src/cpu/cpu_priv.h), whose every data reference
- * goes through it, and mmu.c. Everyone else uses mmu.h.
- *
- * mmu_access_fast(m, lin, access, cpl, f) is mmu_access (mmu.h) with the
- * commonest case decided without a call: a memo (below) answers the page,
- * and the cache reference hits the MRU way of its L1 set. It counts and
- * charges exactly what mmu_access would (the TLB's and MMU's statistics,
- * the cache reference). Anything else goes to mmu_access_nomemo (mmu.c):
- * the TLB's own hit path, then the miss path (lookup, walk, fill), and a
- * new memo for the page. mmu_translate_fast is the same without the cache
- * reference and the host pointer. */
+/* The whole Mmu, for mmu.c and mmu_state.c (and the MMU's tests): its
+ * first member is the part the inline fast path reads (MmuFast,
+ * mmu_fast.h, which the core and the kernel model include instead of
+ * this); the rest is the miss path's: the walker's registers, hints and
+ * masks, the TLB hierarchy, the control registers. Everyone else uses
+ * mmu.h. */
 #ifndef VMSPLIT_MMU_MMU_PRIV_H
 #define VMSPLIT_MMU_MMU_PRIV_H
 
-#include "mmu/cache_priv.h"
-#include "mmu/mmu.h"
+#include "mmu/mmu_fast.h"
 #include "mmu/pae_priv.h"
-#include "tlb/hier_priv.h"
-
-/* Memos of first-level TLB hits, a small direct-mapped table per side
- * (data, instructions): a host-speed shortcut that changes no modelled
- * figure.
- *
- * When the hit path (tlb_hier_hit_fast) finds page `page` in slot `slot`
- * of the side's first-level array t, or the miss path fills it there, the
- * next reference to that page at the same CPL would find the same slot
- * again, as long as the slot still holds that entry and nothing changed
- * what a hit means. The slot's generation t->sgen[slot] (tlb_priv.h)
- * tracks the first: a fill, invalidation or flush of the slot moves it.
- * The second is the MMU's own state (the PCID, CR0.WP and PG, CR4,
- * EFER.NXE), and every write to it empties the table (memo_clear in
- * mmu.c). No other slot can start answering the page
- * meanwhile: at most one slot answers a page (a fill of the page replaces
- * its entry in place). The memo then skips the probe, the rights check
- * (done when the memo was made, for each access type: `key` holds the
- * page for each Access that the hit path would take, MEMO_NONE for the
- * others) and the frame lookup, and does what
- * the hit path does on that hit: tlb_hier_count_hit's count and stamp
- * (through pointers kept in the memo) and the hit latency. Frames never move once
- * they exist (physmem.h), so `host` stays valid; no memo is made for a
- * frame never written (its host page does not exist yet).
- *
- * What is the same for every memo of a side (the array t is the side's
- * small array, fixed when the hierarchy is made) is kept once per side in
- * the Mmu (MmuMemoSide), not in each memo: a miss writes fewer fields,
- * and a hit reads it from the Mmu, which it has at hand, instead of from
- * the memo: as many loads. */
-typedef struct {
-    uint32_t key[2];             /* [MEMO_KEY(access)]: linear page | CPL
-                                  * (0-3), compared at once, if the memo
-                                  * answers that access, else MEMO_NONE (so
-                                  * the rights are in the compare); both
-                                  * MEMO_NONE when empty */
-    uint32_t sgen;               /* *gen when made */
-    uint32_t pad;
-    const uint32_t *gen;         /* &t->sgen[slot]: one load to check it */
-    uint64_t *hits;              /* &t->fast_hits[TLB_PRIV(cpl)]: the hit
-                                  * of access counts hits[2 * access] */
-    uint64_t *stamp;             /* &t->stamps[slot], or &Mmu.stamp_sink[0]
-                                  * when t has no stamps */
-    uint64_t pa;                 /* physical address of the page */
-    uint8_t *host;               /* its frame */
-    uint64_t pad2;               /* 64 bytes: a shift to index the table */
-} MmuMemo;
-
-G_STATIC_ASSERT(sizeof(MmuMemo) == 64);
-
-/* Per side, what its memos share (see MmuMemo). */
-typedef struct {
-    uint64_t *clock;             /* t->clock, or &Mmu.stamp_sink[1] when t
-                                  * has no stamps: a hit then writes only
-                                  * the sinks, which nothing reads, so the
-                                  * hit path need not test for stamps */
-    uint64_t *hits[2];           /* [TLB_PRIV(cpl)]: a memo's hits */
-    unsigned lat;                /* t->geom.hit_latency */
-} MmuMemoSide;
-
-#define MEMO_NONE 0xFFFu         /* never a key: page | CPL leaves bits 11:2 clear */
-/* A memo's key for an access: a data memo's READ and WRITE keys, an
- * instruction memo's (its own table) EXEC key in key[0]. */
-#define MEMO_KEY(access) ((unsigned)(access) & 1u)
-#define MEMO_BITS 6              /* 64 per side: with 16, a syscall's stack,
-                                  * task, descriptor and user pages still
-                                  * collided (a 3G/1G null syscall made 2.6 %
-                                  * more host instructions); a clear
-                                  * (memo_clear) costs 128 stores */
+#include "tlb/hierarchy.h"
 
 struct Mmu {
-    /* [access == ACCESS_EXEC][page bits]. Each memo (64 bytes) is one
-     * host cache line (the Mmu is allocated so aligned, mmu.c): a hit
-     * reads most of it, a miss writes most of it. */
-    _Alignas(64) MmuMemo memo[2][1u << MEMO_BITS];
-    MmuMemoSide memo_side[2];    /* [access == ACCESS_EXEC]: set with the
-                                  * shortcuts (mmu_set_shortcuts) */
+    MmuFast fast;                /* first: what the inline fast path reads */
     PhysMem *pm;
     TlbHierarchy *tlb;
-    CacheHier *cache;
     PaeRegs regs;
     uint32_t cr0, cr4;
     uint64_t efer;
@@ -103,230 +22,22 @@ struct Mmu {
     bool paging;                 /* CR0.PG, kept beside cr0 for the hit path */
     bool pdpte_uncached;
     bool no_memo;                /* mmu_set_shortcuts(m, false) */
-    Tlb *sole[2];                /* per side, the TLB's Side.sole (hier_priv.h)
-                                  * when shortcuts are on, else NULL: the
-                                  * array whose misses the fused miss path
-                                  * takes (mmu.c) */
+    Tlb *only[2];                /* per side, tlb_hier_only_array when the
+                                  * shortcuts are on, else NULL: the array
+                                  * whose misses the only-array miss path takes
+                                  * (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
-    uint64_t stamp_sink[2];      /* the stamp and clock of memos of arrays
-                                  * without stamps (MmuMemo, MmuMemoSide):
-                                  * written, never read */
     const PaeFastMasks *fast_masks[4]; /* [cpl]: pae_fast_masks_for(&regs,
                                   * cpl): set wherever regs.wp or regs.nxe
                                   * is (only here, in mmu.c) */
-    MmuStats stats;
 };
 
-/* pae_check_rights(...) == 0 for an entry's combined rights, inline. */
+/* The rights rule (paging_rights_ok, pae.h) on a TLB entry's rights. */
 static inline bool mmu_rights_ok(const TlbEntry *e, Access access, int cpl,
                                  const PaeRegs *r)
 {
-    bool user = cpl == 3;
-    if (user && !e->us)
-        return false;
-    if (access == ACCESS_WRITE)
-        return e->rw || (!user && !r->wp);
-    if (access == ACCESS_EXEC)
-        return !(r->nxe && e->nx);
-    return true;
-}
-
-/* Where the memo for lin's page would be. */
-TLB_HOT MmuMemo *mmu_memo_at(Mmu *m, uint32_t lin, Access access)
-{
-    return &m->memo[access == ACCESS_EXEC][(lin >> PAGE_SHIFT) & ((1u << MEMO_BITS) - 1)];
-}
-
-/* A memo's key for the page of lin at cpl. */
-TLB_HOT uint32_t mmu_memo_key(uint32_t lin, int cpl)
-{
-    return (lin & ~(uint32_t)(PAGE_SIZE - 1)) | (uint32_t)cpl;
-}
-
-/* Whether mm, the memo where key's page would be (mmu_memo_at), answers
- * access for key (mmu_memo_key): mmu_memo_find's test, for a caller that
- * found the slot and the key once (the core's loops, block.c). */
-TLB_HOT bool mmu_memo_answers(const MmuMemo *mm, uint32_t key, Access access)
-{
-    return mm->key[MEMO_KEY(access)] == key && mm->sgen == *mm->gen;
-}
-
-/* The memo for lin at cpl answering access, or NULL. */
-TLB_HOT const MmuMemo *mmu_memo_find(Mmu *m, uint32_t lin, Access access, int cpl)
-{
-    const MmuMemo *mm = mmu_memo_at(m, lin, access);
-    return mmu_memo_answers(mm, mmu_memo_key(lin, cpl), access) ? mm : NULL;
-}
-
-/* Count n hits answered by the memo, one right after another with nothing
- * in between, as the hit path would count them (see MmuMemo): n counts,
- * the stamp set to the clock's n-th tick, n hit latencies. The core's
- * loops (block.c) also count an instruction memo's hits this way after
- * data references made in between, where mmu_memo_exec_apart allows it;
- * n is 64-bit for them. */
-TLB_HOT void mmu_memo_hit_n(Mmu *m, const MmuMemo *mm, Access access, uint64_t n)
-{
-    const MmuMemoSide *ms = &m->memo_side[access == ACCESS_EXEC];
-    mm->hits[2 * access] += n;
-    *mm->stamp = *ms->clock += n;        /* or the sinks: no stamps */
-    m->stats.cycles += n * ms->lat;
-}
-
-/* Whether data references touch nothing that an instruction memo's hit
- * writes but m->stats.cycles (to which both only add): the instruction
- * side's small array (whose slot stamps, clock, fast_hits and slot
- * generations the hit and its test use) is none of the arrays a data
- * reference probes or fills (the data side's and the STLB behind it), and
- * the two sides' memos do not stamp with one clock (unless both have no
- * stamps: then both write only the sinks, which nothing reads). Then hits
- * of the instruction side may be counted after data references that were
- * made after them, with the same result (block.c's run_loop). The
- * hierarchy makes every array a Tlb of its own (hierarchy.c), so this
- * holds for every preset; it is tested, not assumed. */
-TLB_HOT bool mmu_memo_exec_apart(const Mmu *m)
-{
-    const uint64_t *ci = m->memo_side[1].clock;
-    if (ci == m->memo_side[0].clock && ci != &m->stamp_sink[1])
-        return false;
-    const TlbHierarchy *h = m->tlb;
-    const Tlb *t = h ? h->side[SIDE_INSN].small : NULL;
-    return !t || (t != h->side[SIDE_DATA].small && t != h->side[SIDE_DATA].large &&
-                  t != h->stlb_for[SIDE_DATA]);
-}
-
-/* Count a hit answered by the memo, as the hit path would (see MmuMemo). */
-TLB_HOT void mmu_memo_hit(Mmu *m, const MmuMemo *mm, Access access, int cpl)
-{
-    (void)cpl;                   /* in the memo's key and hits */
-    mmu_memo_hit_n(m, mm, access, 1);
-}
-
-/* n rounds (n >= 1) of the hits mmu_memo_hit(m, mm[j], access[j]) for
- * j = 0 .. k - 1 at once, for a run of references that the memos answer
- * in that order with nothing else touching the TLB in between
- * (machine_kernel_copy_lines, kernel_model/userwork_refs.c): the same
- * counts and cycles, and the stamps and clocks where the last round
- * leaves them, whether the memos share a clock, a slot or are one. The
- * stamps of the earlier rounds are overwritten in their own slots before
- * anything could read them. */
-TLB_HOT void mmu_memo_hit_rounds(Mmu *m, const MmuMemo *const *mm, const Access *access,
-                                 unsigned k, uint64_t n)
-{
-    for (unsigned j = 0; j < k; j++) {
-        const MmuMemoSide *ms = &m->memo_side[access[j] == ACCESS_EXEC];
-        mm[j]->hits[2 * access[j]] += n;
-        m->stats.cycles += n * ms->lat;
-        *ms->clock += n - 1;              /* or the sinks: no stamps */
-    }
-    for (unsigned j = 0; j < k; j++) {    /* the last round, as it is made */
-        uint64_t *clock = m->memo_side[access[j] == ACCESS_EXEC].clock;
-        *mm[j]->stamp = ++*clock;
-    }
-}
-
-/* Out of line (mmu.c): mmu_translate and mmu_access when no memo answers
- * (a first-level hit on the TLB's own hit path, or the miss path), one
- * copy per access type, picked inline below (no dispatch at all when the
- * caller's type is a constant). */
-bool mmu_translate_nomemo_read(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
-bool mmu_translate_nomemo_write(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
-bool mmu_translate_nomemo_exec(Mmu *m, uint32_t lin, int cpl, uint64_t *pa, MmuFault *f);
-uint8_t *mmu_access_nomemo_read(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
-uint8_t *mmu_access_nomemo_write(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
-uint8_t *mmu_access_nomemo_exec(Mmu *m, uint32_t lin, int cpl, MmuFault *f);
-
-TLB_HOT bool mmu_translate_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                                  uint64_t *pa, MmuFault *f)
-{
-    switch (access) {
-    case ACCESS_READ: return mmu_translate_nomemo_read(m, lin, cpl, pa, f);
-    case ACCESS_WRITE: return mmu_translate_nomemo_write(m, lin, cpl, pa, f);
-    default: return mmu_translate_nomemo_exec(m, lin, cpl, pa, f);
-    }
-}
-
-TLB_HOT uint8_t *mmu_access_nomemo(Mmu *m, uint32_t lin, Access access, int cpl,
-                                   MmuFault *f)
-{
-    switch (access) {
-    case ACCESS_READ: return mmu_access_nomemo_read(m, lin, cpl, f);
-    case ACCESS_WRITE: return mmu_access_nomemo_write(m, lin, cpl, f);
-    default: return mmu_access_nomemo_exec(m, lin, cpl, f);
-    }
-}
-
-/* mmu_translate (mmu.h) with a memo's hit inline. */
-TLB_HOT bool mmu_translate_fast(Mmu *m, uint32_t lin, Access access, int cpl,
-                                uint64_t *pa, MmuFault *f)
-{
-    const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
-    if (G_LIKELY(mm)) {
-        mmu_memo_hit(m, mm, access, cpl);
-        *pa = mm->pa | (lin & (PAGE_SIZE - 1));
-        return true;
-    }
-    return mmu_translate_nomemo(m, lin, access, cpl, pa, f);
-}
-
-/* mmu_time_phys (mmu.h) inline: a data reference's cache reference, as
- * the hit path makes it. */
-TLB_HOT unsigned mmu_time_phys_fast(Mmu *m, uint64_t pa, bool write)
-{
-    unsigned c = cache_access_fast(m->cache, pa, write);
-    m->stats.cycles += c;
-    m->stats.data_cycles += c;
-    return c;
-}
-
-/* The rest of mmu_access_fast once memo mm answers lin (mmu_memo_find):
- * the hit, the cache reference, the host pointer. */
-TLB_HOT uint8_t *mmu_access_memo(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
-                                 int cpl)
-{
-    mmu_memo_hit(m, mm, access, cpl);
-    uint32_t off = lin & (PAGE_SIZE - 1);
-    if (access != ACCESS_EXEC)       /* no instruction-cache model: see mmu.h */
-        mmu_time_phys_fast(m, mm->pa | off, access == ACCESS_WRITE);
-    uint8_t *p = mm->host + off;
-    if (!p)
-        __builtin_unreachable();     /* a memo's frame exists: not a fault */
-    return p;
-}
-
-/* mmu_access (mmu.h) with a memo's hit inline: the hit, the cache
- * reference, the host pointer. */
-TLB_HOT uint8_t *mmu_access_fast(Mmu *m, uint32_t lin, Access access, int cpl,
-                                 MmuFault *f)
-{
-    const MmuMemo *mm = mmu_memo_find(m, lin, access, cpl);
-    if (G_UNLIKELY(!mm))
-        return mmu_access_nomemo(m, lin, access, cpl, f);
-    return mmu_access_memo(m, mm, lin, access, cpl);
-}
-
-/* The rest of mmu_access_fast when memo mm answers lin (mmu_memo_find)
- * and the data reference hits the MRU way of its L1 set: counts and
- * charges exactly what mmu_access_fast does and returns the host pointer,
- * calling nothing. NULL (the line is not in that way): nothing done, and
- * mmu_access_fast would find the same memo. Data references only. */
-TLB_HOT uint8_t *mmu_access_memo_mru(Mmu *m, const MmuMemo *mm, uint32_t lin, Access access,
-                                     int cpl)
-{
-    uint32_t off = lin & (PAGE_SIZE - 1);
-    uint64_t line;
-    if (G_UNLIKELY(cache_l1_row(m->cache, mm->pa | off, &line)[0] != line))
-        return NULL;
-    mmu_memo_hit(m, mm, access, cpl);
-    m->cache->n.writes += access == ACCESS_WRITE;
-    unsigned c = cache_mru_hit(m->cache);
-    m->stats.cycles += c;
-    m->stats.data_cycles += c;
-    uint8_t *p = mm->host + off;
-    if (!p)
-        __builtin_unreachable();     /* a memo's frame exists: no NULL to
-                                      * confuse with the miss's */
-    return p;
+    return paging_rights_ok(e->rw, e->us, e->nx, access, cpl, r->wp, r->nxe);
 }
 
 #endif

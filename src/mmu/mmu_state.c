@@ -195,13 +195,13 @@ static void append_cache_sets(const Mmu *m, unsigned level, const MmuRange *rang
 {
     SpanList own = { 0 };
     const SpanList *l = pages_spans(m, ranges, nranges, sc, &own);
-    cache_state_append_sets(m->cache, level, l->v, l->n, out);
+    cache_state_append_sets(m->fast.cache, level, l->v, l->n, out);
     g_free(own.v);
 }
 
 unsigned mmu_state_nparts(const Mmu *m)
 {
-    return 1 + tlb_state_nparts(m->tlb) + cache_levels(m->cache);
+    return 1 + tlb_state_nparts(m->tlb) + cache_levels(m->fast.cache);
 }
 
 void mmu_state_append_part(const Mmu *m, unsigned part, const MmuRange *ranges,
@@ -240,7 +240,7 @@ static bool word_spans(const Mmu *m, const MmuWords *w, SpanList *l)
      * such a gap [e, s) whose line were neither that of byte e - 1 (the
      * span before) nor that of byte s (the span after) would have its
      * whole line inside the gap, which is shorter than a line. */
-    l->gap = ((uint64_t)1 << cache_state_min_line_shift(m->cache)) - 1;
+    l->gap = ((uint64_t)1 << cache_state_min_line_shift(m->fast.cache)) - 1;
     uint64_t k = 0;
     while (k < w->n) {
         uint32_t lin = w->va + (uint32_t)(k * w->stride);
@@ -310,7 +310,7 @@ bool mmu_state_part_equivalent(const Mmu *m, unsigned part, const MmuRange *rang
         ok = sc->words_mapped;
         l = &sc->words;
     }
-    ok = ok && cache_state_sets_equivalent(m->cache, part - 1 - nt, l->v, l->n, &d->cache,
+    ok = ok && cache_state_sets_equivalent(m->fast.cache, part - 1 - nt, l->v, l->n, &d->cache,
                                            start, now);
     g_free(own.v);
     return ok;
@@ -323,8 +323,8 @@ G_STATIC_ASSERT(sizeof(MmuStats) == 7 * sizeof(uint64_t));   /* the 7 below */
 void mmu_state_stats_get(const Mmu *m, MmuStatsAll *out)
 {
     memset(out, 0, sizeof *out);
-    out->mmu = m->stats;
-    out->cache = *cache_stats(m->cache);
+    out->mmu = m->fast.stats;
+    out->cache = *cache_stats(m->fast.cache);
     tlb_state_stats_get(m->tlb, &out->tlb);
 }
 
@@ -346,7 +346,7 @@ void mmu_state_stats_diff(MmuStatsAll *d, const MmuStatsAll *a, const MmuStatsAl
 
 void mmu_state_stats_add(Mmu *m, const MmuStatsAll *d, uint64_t times)
 {
-    MmuStats *s = &m->stats;
+    MmuStats *s = &m->fast.stats;
     s->cycles += times * d->mmu.cycles;
     s->walk_cycles += times * d->mmu.walk_cycles;
     s->walks += times * d->mmu.walks;
@@ -354,6 +354,6 @@ void mmu_state_stats_add(Mmu *m, const MmuStatsAll *d, uint64_t times)
     s->cr3_writes += times * d->mmu.cr3_writes;
     s->cr3_cycles += times * d->mmu.cr3_cycles;
     s->invlpgs += times * d->mmu.invlpgs;
-    cache_state_stats_add(m->cache, &d->cache, times);
+    cache_state_stats_add(m->fast.cache, &d->cache, times);
     tlb_state_stats_add(m->tlb, &d->tlb, times);
 }

@@ -20,7 +20,7 @@ bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]
             refs[i] = (PaeRef){ .paddr = base + 8 * (uint64_t)i, .write = false };
         /* §4.4.1: a present PDPTE with a reserved bit set makes the MOV
          * to CR3 fault with #GP(0); nothing is loaded. */
-        if ((e[i] & PAE_P) && (e[i] & PAE_RSVD_PDPTE))
+        if ((e[i] & PAE_P) && (e[i] & pae_rules.rsvd_top))
             return false;
     }
     regs->cr3 = cr3;
@@ -28,51 +28,41 @@ bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]
     return true;
 }
 
-/* §4.6: access rights on the rights combined over the levels (a page is
- * writable only if R/W is set at every level, user-accessible only if U/S
- * is set at every level, and execute-disabled if XD is set at any level).
- * Inline so that the walk does not pay a call for it. */
-static inline uint32_t check_rights(bool rw, bool us, bool nx, Access access, int cpl,
-                                    bool wp, bool nxe)
+PaeFastMasks pae_fast_masks[3 * 8];
+
+/* The fast walk's masks (pae_priv.h), derived from the rules: an entry
+ * must have U/S where a page without it would refuse the access, R/W
+ * where a page without it would, and P and A (a set A bit: no A write);
+ * the leaf also D on a write (§4.8: no D write); no entry may have a
+ * reserved bit or an XD bit that would refuse the access. Run once when
+ * the program starts, before anything walks. */
+__attribute__((constructor)) static void fast_masks_init(void)
 {
-    bool user = cpl == 3;
-    bool ok;
-    if (user && !us)
-        ok = false;
-    else if (access == ACCESS_WRITE)
-        ok = rw || (!user && !wp);
-    else if (access == ACCESS_EXEC)
-        ok = !(nxe && nx);
-    else
-        ok = true;
-    if (ok)
-        return 0;
-    uint32_t ec = PF_ERR_P;
-    if (access == ACCESS_WRITE)
-        ec |= PF_ERR_W;
-    if (user)
-        ec |= PF_ERR_U;
-    if (access == ACCESS_EXEC && nxe)
-        ec |= PF_ERR_ID;
-    return ec;
+    for (unsigned a = 0; a < 3; a++)
+        for (unsigned i = 0; i < 8; i++) {
+            Access acc = (Access)a;
+            int cpl = i & 4 ? 3 : 0;
+            bool wp = i & 2, nxe = i & 1;
+            uint64_t need = PAE_P | PAE_A;
+            if (!paging_rights_ok(true, false, false, acc, cpl, wp, nxe))
+                need |= PAE_US;
+            if (!paging_rights_ok(false, true, false, acc, cpl, wp, nxe))
+                need |= PAE_RW;
+            uint64_t bad = paging_reserved_bits(&pae_rules, false, nxe);
+            if (!paging_rights_ok(true, true, true, acc, cpl, wp, nxe))
+                bad |= PAE_XD;
+            pae_fast_masks[a << 3 | i] = (PaeFastMasks){
+                .need = need,
+                .need_leaf = need | (acc == ACCESS_WRITE ? PAE_D : 0),
+                .bad = bad,
+            };
+        }
 }
 
 uint32_t pae_check_rights(bool rw, bool us, bool nx, Access access, int cpl,
                           bool wp, bool nxe)
 {
-    return check_rights(rw, us, nx, access, cpl, wp, nxe);
-}
-
-static inline uint32_t fault_bits(Access access, int cpl, bool nxe)
-{
-    uint32_t ec = 0;
-    if (access == ACCESS_WRITE)
-        ec |= PF_ERR_W;
-    if (cpl == 3)
-        ec |= PF_ERR_U;
-    if (access == ACCESS_EXEC && nxe)
-        ec |= PF_ERR_ID;
-    return ec;
+    return paging_rights_fault(rw, us, nx, access, cpl, wp, nxe);
 }
 
 static inline bool page_fault(PaeWalk *out, uint32_t lin, uint32_t ec)
@@ -84,12 +74,10 @@ static inline bool page_fault(PaeWalk *out, uint32_t lin, uint32_t ec)
     return false;
 }
 
-/* Reserved bits of a present PDE or PTE (§4.4.2, Tables 4-9..4-11):
- * 62:36 always, 63 unless EFER.NXE, and 20:13 of a 2 MiB PDE. */
+/* Whether a present PDE or PTE has a reserved bit set (pae_rules). */
 static inline bool entry_reserved(uint64_t e, bool nxe, bool large)
 {
-    uint64_t rsvd = PAE_RSVD_HIGH | (nxe ? 0 : PAE_XD) | (large ? PAE_RSVD_PDE2M : 0);
-    return (e & rsvd) != 0;
+    return (e & paging_reserved_bits(&pae_rules, large, nxe)) != 0;
 }
 
 static inline void add_ref(PaeWalk *out, uint64_t paddr, bool write)
@@ -97,26 +85,23 @@ static inline void add_ref(PaeWalk *out, uint64_t paddr, bool write)
     out->refs[out->nrefs++] = (PaeRef){ .paddr = paddr, .write = write };
 }
 
-/* Both walks; explain: record the levels (a constant in each caller, so
- * the lean copy carries none of that work). */
+/* The walk (pae.h), inline so that its steps are not calls. */
 static inline __attribute__((always_inline)) bool
 walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl,
-          PaeWalk *out, bool explain)
+          PaeWalk *out)
 {
     out->fault = false;
     out->nrefs = 0;
-    uint32_t ec = fault_bits(access, cpl, regs->nxe);
+    uint32_t ec = paging_fault_code(access, cpl, regs->nxe);
 
     /* Level 3: the PDPTE register (no memory reference, no A/D bits). */
     unsigned i3 = lin >> PAE_PDPTE_SHIFT;
     uint64_t pdpte = regs->pdpte[i3];
-    if (explain) {
-        out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
-                                     .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
-                                     .before = pdpte, .after = pdpte,
-                                     .from_register = true };
-        out->nlevels = 1;
-    }
+    out->levels[0] = (PaeLevel){ .level = PAE_LEVEL_PDPTE,
+                                 .paddr = (regs->cr3 & PAE_CR3_PDPT_MASK) + 8u * i3,
+                                 .before = pdpte, .after = pdpte,
+                                 .from_register = true };
+    out->nlevels = 1;
     if (!(pdpte & PAE_P))
         return page_fault(out, lin, ec);
     /* Reserved PDPTE bits were refused at the CR3 load (#GP). */
@@ -127,11 +112,9 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
     add_ref(out, pde_pa, false);
     out->pde_pa = pde_pa;
     out->pde = pde;
-    if (explain) {
-        out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
-                                     .before = pde, .after = pde };
-        out->nlevels = 2;
-    }
+    out->levels[1] = (PaeLevel){ .level = PAE_LEVEL_PDE, .paddr = pde_pa,
+                                 .before = pde, .after = pde };
+    out->nlevels = 2;
     if (!(pde & PAE_P))
         return page_fault(out, lin, ec);
     bool large = (pde & PAE_PS) != 0;
@@ -148,11 +131,9 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         uint64_t pte_pa = (pde & PAE_ADDR_4K) + 8u * ((lin >> 12) & 511);
         uint64_t pte = physmem_read64_aligned(pm, pte_pa);
         add_ref(out, pte_pa, false);
-        if (explain) {
-            out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
-                                         .before = pte, .after = pte };
-            out->nlevels = 3;
-        }
+        out->levels[2] = (PaeLevel){ .level = PAE_LEVEL_PTE, .paddr = pte_pa,
+                                     .before = pte, .after = pte };
+        out->nlevels = 3;
         if (!(pte & PAE_P))
             return page_fault(out, lin, ec);
         if (entry_reserved(pte, regs->nxe, false))
@@ -166,7 +147,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         out->page_size = PAE_PAGE_4K;
     }
 
-    uint32_t bad = check_rights(rw, us, nx, access, cpl, regs->wp, regs->nxe);
+    uint32_t bad = paging_rights_fault(rw, us, nx, access, cpl, regs->wp, regs->nxe);
     if (bad) {
         /* SDM Vol. 3A §6.15, Interrupt 14, footnote: "If a page fault is
          * caused by a page-level protection violation, the access flag in
@@ -177,8 +158,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
             physmem_write64(pm, pde_pa, pde);
             add_ref(out, pde_pa, true);
             out->pde = pde;
-            if (explain)
-                out->levels[1].after = pde;
+            out->levels[1].after = pde;
         }
         return page_fault(out, lin, bad);
     }
@@ -190,8 +170,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         physmem_write64(pm, pde_pa, pde);
         add_ref(out, pde_pa, true);
         out->pde = pde;
-        if (explain)
-            out->levels[1].after = pde;
+        out->levels[1].after = pde;
     }
     uint64_t nleaf = leaf | PAE_A | (access == ACCESS_WRITE ? PAE_D : 0);
     if (nleaf != leaf) {
@@ -199,8 +178,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
         add_ref(out, leaf_pa, true);
         if (large)
             out->pde = nleaf;
-        if (explain)
-            out->levels[out->nlevels - 1].after = nleaf;
+        out->levels[out->nlevels - 1].after = nleaf;
     }
 
     out->rw = rw;
@@ -215,24 +193,7 @@ walk_impl(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl
 bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
               int cpl, PaeWalk *out)
 {
-    return walk_impl(regs, pm, lin, access, cpl, out, true);
-}
-
-/* The full walk without explanation, out of line so that the fast path
- * stays small. */
-static __attribute__((noinline)) bool
-walk_lean_full(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl,
-               PaeWalk *out)
-{
-    return walk_impl(regs, pm, lin, access, cpl, out, false);
-}
-
-bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeWalk *out)
-{
-    if (__builtin_expect(pae_walk_fast(regs, pm, lin, access, cpl, out), 1))
-        return true;
-    return walk_lean_full(regs, pm, lin, access, cpl, out);
+    return walk_impl(regs, pm, lin, access, cpl, out);
 }
 
 const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t len)

@@ -16,7 +16,9 @@
  * about caches.
  *
  * The walker is pure with respect to the TLB: it neither looks one up nor
- * fills one. The caller (src/mmu/mmu.c) does that with the PaeWalk result. */
+ * fills one. The caller (src/mmu/mmu.c) does that with the PaeWalk result.
+ * It has two entry points: pae_walk, and the fast walk of pae_priv.h (the
+ * MMU's common miss, a permitted walk that changes no memory). */
 #ifndef VMSPLIT_MMU_PAE_H
 #define VMSPLIT_MMU_PAE_H
 
@@ -51,8 +53,8 @@
 #define PAE_ADDR_2M 0x0000000FFFE00000ULL   /* bits 35:21 */
 #define PAE_CR3_PDPT_MASK 0xFFFFFFE0u       /* CR3[31:5], §4.4.1 */
 
-/* Reserved bits. MAXPHYADDR = 36. */
-#define PAE_RSVD_HIGH 0x7FFFFFF000000000ULL /* bits 62:36 of PDE/PTE */
+/* Reserved bits: the paging mode's rules (PagingRules, below). */
+#define PAE_RSVD_HIGH 0x7FFFFFF000000000ULL /* bits 62:36 of PDE/PTE (MAXPHYADDR = 36) */
 #define PAE_RSVD_PDE2M 0x00000000001FE000ULL /* bits 20:13 of a 2 MiB PDE */
 /* PDPTE: bits 2:1, 8:5 and 63:36 (Table 4-8); checked at the CR3 load. */
 #define PAE_RSVD_PDPTE 0xFFFFFFF0000001E6ULL
@@ -72,6 +74,38 @@ typedef enum {
     ACCESS_WRITE = 1,
     ACCESS_EXEC = 2,             /* instruction fetch */
 } Access;
+
+/* The rules of a paging mode that differ between modes, as data: the
+ * reserved bits of each level (SDM §4.4.2, Tables 4-8 to 4-11 for PAE).
+ * Every check of a reserved bit (the walk, the CR3 load, the fast walk's
+ * masks, the machine-image loader, `vmsplit walk`'s explanation) reads it
+ * from here through paging_reserved_bits. A second mode (32-bit paging,
+ * issue 16) is a second table: no reserved bit below 4 GiB, PSE-36's
+ * bits of a 4 MiB PDE, no XD, no top level loaded at MOV CR3. */
+typedef struct {
+    const char *name;
+    uint64_t rsvd_top;           /* a present top-level entry loaded at MOV
+                                  * CR3 (PAE: a PDPTE; #GP(0) if set), or 0 */
+    uint64_t rsvd;               /* every present PDE and PTE */
+    uint64_t rsvd_large;         /* further: a PDE that maps a large page */
+    uint64_t xd;                 /* the execute-disable bit, reserved while
+                                  * EFER.NXE = 0; 0 in a mode without one */
+} PagingRules;
+
+static const PagingRules pae_rules = {
+    .name = "PAE",
+    .rsvd_top = PAE_RSVD_PDPTE,
+    .rsvd = PAE_RSVD_HIGH,
+    .rsvd_large = PAE_RSVD_PDE2M,
+    .xd = PAE_XD,
+};
+
+/* The reserved bits of a present PDE (large: mapping a large page) or
+ * PTE under rules r with EFER.NXE = nxe. */
+static inline uint64_t paging_reserved_bits(const PagingRules *r, bool large, bool nxe)
+{
+    return r->rsvd | (nxe ? 0 : r->xd) | (large ? r->rsvd_large : 0);
+}
 
 /* The paging-related control state the walker needs. */
 typedef struct {
@@ -139,16 +173,51 @@ bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]
 bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
               int cpl, PaeWalk *out);
 
-/* pae_walk without the explanation: the same outcome, translation, pde,
- * memory changes and refs, but nlevels and levels are left unset. The
- * MMU's miss path, which needs no explanation, uses it. Its common case (a
- * permitted walk whose A/D bits are already set) takes a straight path
- * of masks; anything else runs the full walk. */
-bool pae_walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeWalk *out);
+/* The access rights of §4.6, the same in every paging mode, on the rights
+ * combined over the levels (a page is writable only if R/W is set at
+ * every level, user-accessible only if U/S is set at every level,
+ * execute-disabled if XD is set at any level): whether an access at cpl
+ * (3 is user) is permitted, with CR0.WP = wp and EFER.NXE = nxe. The one
+ * statement of the rule: the walk, the MMU's TLB-hit check, its memos'
+ * answers and the fast walk's masks (pae_priv.h) all derive from it. */
+static inline bool paging_rights_ok(bool rw, bool us, bool nx, Access access, int cpl,
+                                    bool wp, bool nxe)
+{
+    bool user = cpl == 3;
+    if (user && !us)
+        return false;
+    if (access == ACCESS_WRITE)
+        return rw || (!user && !wp);
+    if (access == ACCESS_EXEC)
+        return !(nxe && nx);
+    return true;
+}
 
-/* The access-rights check of §4.6 on already-combined rights (for a TLB
- * hit). Returns 0 if permitted, else the #PF error code. */
+/* The #PF error code's access bits for an access at cpl (§4.7): W, U, and
+ * I/D for a fetch with NXE = 1. */
+static inline uint32_t paging_fault_code(Access access, int cpl, bool nxe)
+{
+    uint32_t ec = 0;
+    if (access == ACCESS_WRITE)
+        ec |= PF_ERR_W;
+    if (cpl == 3)
+        ec |= PF_ERR_U;
+    if (access == ACCESS_EXEC && nxe)
+        ec |= PF_ERR_ID;
+    return ec;
+}
+
+/* paging_rights_ok as the walk reports it: 0 if permitted, else the #PF
+ * error code of a protection fault. */
+static inline uint32_t paging_rights_fault(bool rw, bool us, bool nx, Access access, int cpl,
+                                           bool wp, bool nxe)
+{
+    if (paging_rights_ok(rw, us, nx, access, cpl, wp, nxe))
+        return 0;
+    return PF_ERR_P | paging_fault_code(access, cpl, nxe);
+}
+
+/* paging_rights_fault out of line (tests). */
 uint32_t pae_check_rights(bool rw, bool us, bool nx, Access access, int cpl,
                           bool wp, bool nxe);
 

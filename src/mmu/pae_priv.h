@@ -1,7 +1,7 @@
-/* The walker's fast path as inline code, private to src/mmu: pae.c's
- * pae_walk_lean tries it first, and the MMU's miss path (mmu.c) inlines it
- * so that the common walk costs no call and no copy of the walk record.
- * Everyone else uses pae.h. */
+/* The fast walk as inline code, private to src/mmu: the MMU's miss path
+ * (mmu.c) tries it first, inline, so that the common walk costs no call
+ * and no walk record; when it declines, the walk (pae_walk, pae.h) runs.
+ * These are the walker's two entry points. Everyone else uses pae.h. */
 #ifndef VMSPLIT_MMU_PAE_PRIV_H
 #define VMSPLIT_MMU_PAE_PRIV_H
 
@@ -36,23 +36,11 @@ typedef struct {
     uint64_t pad;                /* a power-of-two stride: cheaper indexing */
 } PaeFastMasks;
 
-/* need, need_leaf and bad for an access (a), user or not (u), CR0.WP (w)
- * and EFER.NXE (x), as the comment above derives them. */
-#define FAST_NEED(a, u, w)                                                    \
-    (PAE_P | PAE_A | ((u) ? PAE_US : 0) |                                     \
-     ((a) == ACCESS_WRITE && ((u) || (w)) ? PAE_RW : 0))
-#define FAST_MASKS(a, u, w, x)                                                \
-    { FAST_NEED(a, u, w), FAST_NEED(a, u, w) | ((a) == ACCESS_WRITE ? PAE_D : 0), \
-      PAE_RSVD_HIGH | (!(x) || (a) == ACCESS_EXEC ? PAE_XD : 0), 0 }
-#define FAST_MASKS_UWX(a)                                                     \
-    FAST_MASKS(a, 0, 0, 0), FAST_MASKS(a, 0, 0, 1), FAST_MASKS(a, 0, 1, 0),   \
-    FAST_MASKS(a, 0, 1, 1), FAST_MASKS(a, 1, 0, 0), FAST_MASKS(a, 1, 0, 1),   \
-    FAST_MASKS(a, 1, 1, 0), FAST_MASKS(a, 1, 1, 1)
-
-/* Index: access << 3 | (cpl == 3) << 2 | CR0.WP << 1 | EFER.NXE. */
-static const PaeFastMasks pae_fast_masks[3 * 8] = {
-    FAST_MASKS_UWX(ACCESS_READ), FAST_MASKS_UWX(ACCESS_WRITE), FAST_MASKS_UWX(ACCESS_EXEC),
-};
+/* need, need_leaf and bad for each access (a), user or not (u), CR0.WP
+ * (w) and EFER.NXE (x), at index a << 3 | u << 2 | w << 1 | x: derived
+ * from paging_rights_ok and pae_rules (pae.h) when the program starts
+ * (pae.c), as the comment above says they follow from them. */
+extern PaeFastMasks pae_fast_masks[3 * 8];
 
 /* What the fast path found, and nothing more: the MMU's miss path builds
  * its TLB entry and times the two reads from this without a PaeWalk
@@ -120,12 +108,12 @@ static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs, int cp
                            (unsigned)regs->nxe];
 }
 
-/* The fast path into a PaeFast: true under the conditions above, having
+/* The fast walk into a PaeFast: true under the conditions above, having
  * changed nothing either way (out is only written on success). hints:
  * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs, cpl),
  * or NULL to work it out. */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
+pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
                      const PaeFastMasks *masks, uint32_t lin, Access access, int cpl,
                      PaeFast *out)
 {
@@ -150,7 +138,7 @@ pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
     const PaeFastMasks *fm = masks + ((unsigned)access << 3);
     if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
         /* A 2 MiB page: the PDE is the leaf. */
-        if ((~pde & fm->need_leaf) | (pde & (fm->bad | PAE_RSVD_PDE2M)))
+        if ((~pde & fm->need_leaf) | (pde & (fm->bad | pae_rules.rsvd_large)))
             return false;
         *out = (PaeFast){ .pde_pa = pd + pde_off, .pde = pde, .frame = pde & PAE_ADDR_2M,
                           .all = pde, .any = pde, .leaf = pde, .large = true };
@@ -176,46 +164,6 @@ pae_walk_fast_hinted(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
                       .frame = pte & PAE_ADDR_4K, .all = pde & pte, .any = pde | pte,
                       .leaf = pte, .large = false };
     return true;
-}
-
-static inline __attribute__((always_inline)) bool
-pae_walk_fast_lean(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access,
-                   int cpl, PaeFast *out)
-{
-    return pae_walk_fast_hinted(regs, pm, NULL, NULL, lin, access, cpl, out);
-}
-
-/* What the fast path sets: every field walk_impl sets on success. */
-static inline __attribute__((always_inline)) bool
-pae_walk_fast_h(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, uint32_t lin,
-                Access access, int cpl, PaeWalk *out)
-{
-    PaeFast w;
-    if (!pae_walk_fast_hinted(regs, pm, hints, NULL, lin, access, cpl, &w))
-        return false;
-    uint32_t size = w.large ? PAE_PAGE_2M : PAE_PAGE_4K;
-    out->refs[0] = (PaeRef){ .paddr = w.pde_pa, .write = false };
-    out->refs[1] = (PaeRef){ .paddr = w.pte_pa, .write = false };
-    out->nrefs = w.large ? 1 : 2;
-    out->pde = w.pde;
-    out->pde_pa = w.pde_pa;
-    out->fault = false;
-    out->frame = w.frame;
-    out->page_size = size;
-    out->paddr = w.frame | (lin & (size - 1));
-    out->rw = (w.all & PAE_RW) != 0;
-    out->us = (w.all & PAE_US) != 0;
-    out->nx = (w.any & PAE_XD) != 0;
-    out->global = (w.leaf & PAE_G) != 0;
-    out->dirty = (w.leaf & PAE_D) != 0;
-    return true;
-}
-
-static inline __attribute__((always_inline)) bool
-pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, uint32_t lin, Access access, int cpl,
-              PaeWalk *out)
-{
-    return pae_walk_fast_h(regs, pm, NULL, lin, access, cpl, out);
 }
 
 #endif

@@ -1,7 +1,7 @@
 /* Replaying a refs event's references: see replay_refs.h. */
 #include "replay/replay_refs.h"
 
-#include "mmu/mmu_priv.h"            /* mmu_access_fast, memos: the core's own hit path */
+#include "mmu/mmu_fast.h"            /* mmu_access_fast, memos: the core's own hit path */
 
 #define CHUNK 4096                   /* references per read from the trace */
 

@@ -1,8 +1,8 @@
 /* The steps of an array's fill as inline functions, private to src/tlb:
- * tlb.c's fills are made of them, and the MMU's fused miss path
- * (src/mmu/mmu.c) runs the same steps inline for the P4's fills
- * (tlb_fill_fresh_lru1_slot, tlb_fill_fresh_4k_free_slot). Everyone
- * else uses tlb.h. */
+ * tlb.c's fills are made of them, and hier_priv.h's tlb_hier_fill_missed
+ * (the fill the MMU's only-array miss path asks for) runs the same steps
+ * inline for the P4's fills (tlb_fill_fresh_lru1_slot,
+ * tlb_fill_fresh_4k_free_slot). Everyone else uses tlb.h. */
 #ifndef VMSPLIT_TLB_FILL_PRIV_H
 #define VMSPLIT_TLB_FILL_PRIV_H
 
@@ -110,17 +110,18 @@ TLB_HOT const TlbEntry *evict_lru(Tlb *t, const TlbEntry *e, uint64_t key, unsig
  * t is true LRU with ordered records and the hash index (Tlb.lru), has
  * one set (fully associative: the P4's DTLB and ITLB) and that set is
  * full, which is where fill_new (tlb.c) sends the fill then
- * (fill_evicting_lru1). One compare (Tlb.lru1_full): set 0's valid
+ * (fill_evicting_lru1). One compare (Tlb.lru_single_set_ways): set 0's valid
  * count never reaches UINT_MAX. */
 TLB_HOT bool tlb_fill_fresh_evicts_lru1(const Tlb *t)
 {
-    return t->set_valid[0] == t->lru1_full;
+    return t->set_valid[0] == t->lru_single_set_ways;
 }
 
 /* tlb_fill_fresh of a 4 KiB entry that is not global, for page vpn
  * (t->missed's), into a free way, but for the entry itself, which the
- * caller then writes straight into t->ent[returned slot] (the MMU's fused
- * miss path builds it there instead of building a copy first); or -1,
+ * caller then writes straight into t->ent[returned slot]
+ * (tlb_hier_fill_missed, hier_priv.h, writes it there once instead of
+ * building a copy first); or -1,
  * having changed nothing, when the set is full (the caller then calls
  * tlb_fill_fresh). The steps fill_new takes into fill_free, with
  * fill_place's, in which e->page_size is TLB_PAGE_4K, which is

@@ -1,6 +1,11 @@
 /* The hierarchy's layout and its first-level hit path as an inline
- * function, for src/mmu/mmu.c (the one caller on the simulator's hot path)
- * and hierarchy.c. Everyone else uses hierarchy.h.
+ * function, for hierarchy.c and tlb_state.c, and for the MMU's miss path.
+ * Consumer outside src/tlb: src/mmu/mmu.c (the one caller on the
+ * simulator's hot path), which calls the functions here and reads no
+ * field of a TlbHierarchy or Tlb (through this header it sees tlb_priv.h
+ * and fill_priv.h, for their inline code). The MMU's memos hold tokens
+ * (tlb_token.h), which only the TLB's functions write through.
+ * Everyone else uses hierarchy.h.
  *
  * tlb_hier_hit_fast does exactly what tlb_hier_lookup does on a hit in the
  * side's 4 KiB array that needs no dirty walk (count the lookup and hit in
@@ -13,6 +18,7 @@
 
 #include "tlb/hierarchy.h"
 #include "tlb/pde_cache.h"
+#include "tlb/fill_priv.h"
 #include "tlb/tlb_priv.h"
 
 enum { SIDE_DATA = 0, SIDE_INSN = 1 };
@@ -25,11 +31,11 @@ typedef struct {
                                   * and holds the size, else NULL */
     bool only_small;             /* small is the side's one array: no large
                                   * array, no STLB behind it (the P4) */
-    Tlb *sole;                   /* small, when only_small, the hierarchy
+    Tlb *only_array;             /* small, when only_small, the hierarchy
                                   * has no PDE cache and small's hits are
                                   * taken inline (memos can be made): then
                                   * a miss in it is the whole lookup, and
-                                  * the MMU may take it on its fused miss
+                                  * the MMU may take it on its only-array miss
                                   * path (mmu.c); else NULL */
 } Side;
 
@@ -45,7 +51,7 @@ struct TlbHierarchy {
     /* Statistics: every counter of stats is counted where it happens,
      * but lookups and hits, which tlb_hier_stats (hierarchy.c) derives
      * there when read. A first-level hit taken inline (tlb_hier_hit_fast,
-     * the MMU's memos) is counted only in the side's 4 KiB array, as its
+     * a token's tlb_token_record) is counted only in the side's 4 KiB array, as its
      * fast_hits, which no other hit counts (tlb_lookup_inline is never
      * called on a side's small array: lookup_rest_full probes it with
      * tlb_lookup_slow); any other hit counts own_hits; lookups are hits +
@@ -120,6 +126,50 @@ TLB_HOT void tlb_entry_from_walk_inline(TlbEntry *e, uint32_t lin, const PaeWalk
         .dirty = w->dirty,
         .global = w->global && pge,
     };
+}
+
+/* A token for the hit in first-level entry e (just hit or filled, for
+ * access at cpl), if e is in the side's 4 KiB array, whose hits are taken
+ * inline: true and *k set (tlb_token.h); else false, *k untouched. */
+TLB_HOT bool tlb_hier_hit_token(TlbHierarchy *h, Access access, int cpl, const TlbEntry *e,
+                                TlbHitToken *k)
+{
+    Tlb *t = h->side[access == ACCESS_EXEC].small;
+    if (!t || !t->hit_inline)
+        return false;
+    size_t slot = (size_t)(e - t->ent);
+    if (slot >= t->geom.entries)
+        return false;
+    tlb_token_make(t, (unsigned)slot, cpl, k);
+    return true;
+}
+
+/* tlb_hier_fill of e (by value: built in registers, written once, into
+ * its slot), a 4 KiB entry that is not global, into t, the side's only
+ * array (tlb_hier_only_array), right after tlb_hier_hit_fast_m found no
+ * entry for its page there (so t->missed is e's key, which
+ * tlb_fill_fresh requires): the fill counted as tlb_hier_fill counts it,
+ * the entry put in its slot, and *k the token for a hit in it; returns
+ * the new entry. When the fill takes a free way or true LRU's victim in a
+ * one-set array (the P4's arrays), the steps run inline (fill_priv.h)
+ * and the entry is written straight into its slot; else tlb_fill_fresh. */
+TLB_HOT const TlbEntry *tlb_hier_fill_missed(TlbHierarchy *h, Tlb *t, Access access, int cpl,
+                                             TlbEntry e, TlbHitToken *k)
+{
+    h->stats.fills[access][TLB_PRIV(cpl)]++;
+    if (tlb_fill_fresh_evicts_lru1(t)) {
+        unsigned slot = tlb_fill_fresh_lru1_slot(t, e.vpn, access, cpl, &h->stats.evictions);
+        t->ent[slot] = e;
+        tlb_token_make_stamped(t, slot, cpl, k);     /* true LRU: stamps */
+        return &t->ent[slot];
+    }
+    int slot = tlb_fill_fresh_4k_free_slot(t, e.vpn, access, cpl, &h->stats.evictions);
+    if (G_LIKELY(slot >= 0))
+        t->ent[slot] = e;
+    else
+        slot = (int)(tlb_fill_fresh(t, &e, access, cpl, &h->stats.evictions) - t->ent);
+    tlb_token_make(t, (unsigned)slot, cpl, k);
+    return &t->ent[slot];
 }
 
 /* tlb_hier_lookup after tlb_hier_hit_fast returned NULL (hierarchy.c). */

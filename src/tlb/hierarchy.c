@@ -101,9 +101,36 @@ TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,
     if (h->pde_entries)
         h->pde = pde_cache_new(h->pde_entries);
     for (unsigned k = 0; k < 2; k++)
-        h->side[k].sole = h->side[k].only_small && !h->pde && h->side[k].small->hit_inline
+        h->side[k].only_array = h->side[k].only_small && !h->pde && h->side[k].small->hit_inline
                               ? h->side[k].small : NULL;
     return h;
+}
+
+unsigned tlb_hier_token_latency(const TlbHierarchy *h, bool exec)
+{
+    const Tlb *t = h->side[exec].small;
+    return t ? t->geom.hit_latency : 0;
+}
+
+Tlb *tlb_hier_only_array(const TlbHierarchy *h, bool exec)
+{
+    return h->side[exec].only_array;
+}
+
+/* The clock a token of t records with (tlb_token_make). */
+static const uint64_t *token_clock(const Tlb *t)
+{
+    return t->stamps ? t->clock : &t->token_sink[1];
+}
+
+bool tlb_hier_insn_hits_apart(const TlbHierarchy *h)
+{
+    const Tlb *ti = h->side[SIDE_INSN].small, *td = h->side[SIDE_DATA].small;
+    if (!ti)
+        return true;
+    if (ti == td || ti == h->side[SIDE_DATA].large || ti == h->stlb_for[SIDE_DATA])
+        return false;
+    return !td || token_clock(ti) != token_clock(td);
 }
 
 void tlb_hier_free(TlbHierarchy *h)

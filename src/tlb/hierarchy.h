@@ -143,6 +143,23 @@ const Tlb *tlb_hier_array(const TlbHierarchy *h, unsigned i);
 const Tlb *tlb_hier_l1(const TlbHierarchy *h, Access access, TlbPageSize s);
 const Tlb *tlb_hier_stlb(const TlbHierarchy *h);       /* NULL: none */
 
+/* For host-speed memos of first-level hits (the MMU's, through the
+ * tokens of tlb_token.h; hier_priv.h makes them). The hit latency of the
+ * side's first-level 4 KiB array (exec: the instruction side's), which a
+ * memo's hit charges; 0 without one. */
+unsigned tlb_hier_token_latency(const TlbHierarchy *h, bool exec);
+/* The side's only array (no large array, no STLB behind it, no PDE cache,
+ * hits taken inline: the P4's), whose miss is then the whole lookup and
+ * may be filled with tlb_hier_fill_missed (hier_priv.h); else NULL. */
+Tlb *tlb_hier_only_array(const TlbHierarchy *h, bool exec);
+/* Whether data references touch nothing that recording a hit through an
+ * instruction-side token writes: the instruction side's 4 KiB array is
+ * none of the arrays a data reference probes or fills (the data side's
+ * and the STLB behind it), and their tokens do not share a clock. Then an
+ * instruction token's hits may be recorded after data references made
+ * after them, with the same result (the core's loops, src/cpu/block.c). */
+bool tlb_hier_insn_hits_apart(const TlbHierarchy *h);
+
 /* Text table: a "total" column and one per array. */
 void tlb_hier_print_stats(const TlbHierarchy *h, FILE *out, bool skip_zero);
 /* Adds "total": {...} and "arrays": {"dtlb_4k": {...}, ...} members to the

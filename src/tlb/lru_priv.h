@@ -43,8 +43,6 @@ typedef struct Lru {
     uint64_t stamp[];            /* sets * ways */
 } Lru;
 
-extern const TlbPolicy tlb_policy_lru;
-
 /* The victim when the head record is dead or there is none: dead records
  * skipped, the order rebuilt when they run out. Out of line, so that the
  * common victim (a live head) saves no registers (policy_lru.c). */

@@ -50,6 +50,16 @@ typedef struct TlbPolicy {
      * canonical (LRU encodes each set's recency ranks); host-speed caches
      * are left out. NULL: not comparable, so nothing is fast-forwarded. */
     void (*canon)(const void *state, unsigned sets, GByteArray *out);
+    /* Properties the array asks instead of testing which policy it has:
+     * ordered_lru returns the state as true LRU with ordered records
+     * (lru_priv.h), whose victim the array's fill then takes inline
+     * (tlb.c), or NULL when the state keeps no such records; NULL: not
+     * such a policy. victim_by_recency: the victim depends on nothing but
+     * the order in which the set's ways were last used (true LRU), so the
+     * user-work fast-forward may compare a set by its recency ranks
+     * instead of byte for byte (tlb_state.c). */
+    struct Lru *(*ordered_lru)(void *state);
+    bool victim_by_recency;
 } TlbPolicy;
 
 /* The registered policies (policies.def), in registration order. */

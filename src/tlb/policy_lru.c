@@ -158,6 +158,13 @@ static void lru_canon(const void *state, unsigned sets, GByteArray *out)
     g_free(buf);
 }
 
+/* The state, if its victims come from ordered records (ways > LRU_SCAN). */
+static Lru *lru_ordered(void *state)
+{
+    Lru *s = state;
+    return s->ord ? s : NULL;
+}
+
 const TlbPolicy tlb_policy_lru = {
     .name = "lru",
     .description = "true least-recently-used (per-way timestamps)",
@@ -169,4 +176,6 @@ const TlbPolicy tlb_policy_lru = {
     .insert = lru_touch,
     .victim = lru_victim,
     .canon = lru_canon,
+    .ordered_lru = lru_ordered,
+    .victim_by_recency = true,
 };

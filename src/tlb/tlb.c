@@ -97,9 +97,9 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     if (policy->stamps)
         t->stamps = policy->stamps(t->pstate, &t->clock);
     t->hit_inline = t->stamps || !t->touch;
-    if (policy == &tlb_policy_lru && ((Lru *)t->pstate)->ord && t->node)
-        t->lru = t->pstate;
-    t->lru1_full = t->lru && sets == 1 ? geom->ways : UINT_MAX;
+    if (policy->ordered_lru && t->node)
+        t->lru = policy->ordered_lru(t->pstate);
+    t->lru_single_set_ways = t->lru && sets == 1 ? geom->ways : UINT_MAX;
     return t;
 }
 

@@ -32,18 +32,13 @@
  *    VPN (set = VPN mod sets). How real mixed-size arrays index is not
  *    documented; this is the simplest scheme.
  *
- * Speed: the hit path compares a precomputed 64-bit tag and mask. Arrays
- * of more than TLB_SCAN_ENTRIES entries keep a hash index from page to
- * slot, so neither a 64-entry fully associative array nor a 4-way one
- * scans ways on a hit (bench/tlb). The index is a host-speed shortcut
- * only: it finds the entry a scan of the set would find (at most one can
- * match, see above), and no modelled count depends on it
- * (tests/tlb/test_model.c checks this against a naive model). A fill does
- * not scan either: duplicates are found through the index, the lowest
- * invalid way through a valid bitmap (and not looked for in a full set),
- * LRU keeps its oldest ways listed between scans (policy_lru.c) and FIFO
- * an insertion-order list (recency.h), so a miss in the P4's 64-way DTLB
- * no longer makes three passes over 64 ways. */
+ * Host-speed shortcuts (docs/speed.md says how and what each saves):
+ *  - hash index from page to slot in arrays of more than TLB_SCAN_ENTRIES
+ *    entries: host-speed only; no modelled figure changes;
+ *    tests/tlb/test_model.c (against a naive model).
+ *  - fills without scans (valid bitmap, LRU's ordered records, FIFO's
+ *    insertion list): host-speed only; no modelled figure changes;
+ *    tests/tlb/test_model.c, test_policy.c. */
 #ifndef VMSPLIT_TLB_TLB_H
 #define VMSPLIT_TLB_TLB_H
 
@@ -85,10 +80,7 @@ typedef enum {
 
 /* One cached translation. */
 typedef struct {
-    /* frame first: callers read it straight after tlb_hier_lookup copies
-     * the entry, and a load at offset 0 of a 16-byte copy is forwarded
-     * from the store on every x86 (at offset 8 it is not on some AMD
-     * cores: measured 22 -> 13 ns per lookup in bench/tlb). */
+    /* frame first: host-speed only (docs/speed.md, "field order"). */
     uint64_t frame;              /* physical base of the page (36-bit) */
     uint32_t vpn;                /* linear address >> 12 (4 KiB) or >> 21 (2 MiB) */
     uint16_t pcid;               /* 0..TLB_PCID_MAX; 0 with PCID off */

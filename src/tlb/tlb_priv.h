@@ -1,7 +1,9 @@
 /* Private to src/tlb: the layout of a Tlb and its hit path as inline
  * functions, so that the hierarchy (hierarchy.c) probes its first-level
- * arrays without a call (TinyEMU's _priv.h pattern). Outside src/tlb only
- * src/mmu/mmu.c sees it, through hier_priv.h (the inline hit path).
+ * arrays without a call (TinyEMU's _priv.h pattern). Included only in
+ * src/tlb (tests/check_private_includes.py holds it so); outside src/tlb
+ * only src/mmu/mmu.c sees it, through hier_priv.h and fill_priv.h (the
+ * inline hit path and fill steps of the MMU's miss path).
  *
  * Layout: slot = set * ways + way. Each slot has a tag (key, mask) used by
  * the hit path and a TlbEntry payload. The key packs everything a lookup
@@ -21,6 +23,7 @@
 #define VMSPLIT_TLB_TLB_PRIV_H
 
 #include "tlb/tlb.h"
+#include "tlb/tlb_token.h"
 
 /* The hit path is forced inline into the hierarchy: GCC otherwise keeps
  * one out-of-line copy for its three call sites. */
@@ -80,19 +83,19 @@ struct Tlb {
                                   * (tlb_fill_counted) */
     uint32_t *sgen;              /* per slot: a generation that changes
                                   * whenever the slot does (fill,
-                                  * invalidation, flush). A memo of a hit
-                                  * in the slot (mmu_priv.h) holds while it
-                                  * is the same */
+                                  * invalidation, flush). A token for a hit
+                                  * in the slot (tlb_token.h) holds while
+                                  * it is the same */
     uint64_t *stamps;            /* policy's inline stamps (policy.h), or NULL */
     struct Lru *lru;             /* the policy's state when it is true LRU
                                   * with ordered records (ways > LRU_SCAN,
                                   * lru_priv.h) and the array has the hash
                                   * index: a fill into a full set takes
                                   * fill_evicting_lru; else NULL */
-    unsigned lru1_full;          /* ways when lru is set and the array has
-                                  * one set (the P4's), else UINT_MAX: the
-                                  * set's valid count at which a fresh fill
-                                  * is evict_lru on set 0 (fill_priv.h) */
+    unsigned lru_single_set_ways; /* ways when lru is set and the array
+                                  * has one set (the P4's), else UINT_MAX:
+                                  * the set's valid count at which a fresh
+                                  * fill is evict_lru on set 0 (fill_priv.h) */
     uint64_t *clock;
     bool hit_inline;             /* a hit is handled inline: stamps, or no touch */
     void (*touch)(void *, unsigned, unsigned);
@@ -104,8 +107,11 @@ struct Tlb {
      * is exactly one hit or one miss (lookups = hits + misses). */
     TlbStats stats;
     uint64_t fast_hits[TLB_NACCESS * 2]; /* [2 * access + privilege]: flat,
-                                  * so that a memo can point at its
-                                  * privilege's column (mmu_priv.h) */
+                                  * so that a token can point at its
+                                  * privilege's column (tlb_token.h) */
+    uint64_t token_sink[2];      /* a token's stamp and clock when the
+                                  * array has no stamps: written, never
+                                  * read */
     uint64_t slow_hits[TLB_NACCESS][2];
     TlbStats *self;              /* &stats, so that tlb_stats can refresh a
                                   * const array's derived counters */
@@ -272,13 +278,34 @@ G_NORETURN void tlb_bad_pcid(uint16_t pcid);
 
 /* What a hit in slot s costs the array when the policy's hit is a stamp
  * or nothing (hit_inline): the count (the lookup is derived, see
- * Tlb.stats) and the stamp. tlb_hit_fast and the MMU's memo of a hit
- * (mmu_priv.h) both end here. */
+ * Tlb.stats) and the stamp. tlb_hit_fast ends here; a token's
+ * tlb_token_record does the same through the token's pointers. */
 TLB_HOT void tlb_count_hit(Tlb *t, int s, Access access, int cpl)
 {
     t->fast_hits[2 * access + TLB_PRIV(cpl)]++;
     if (t->stamps)
         t->stamps[s] = ++*t->clock;
+}
+
+/* The token for a hit at cpl in slot s of t, whose hits are taken inline
+ * (hit_inline): recording a hit through it does what tlb_count_hit does.
+ * _stamped: t has stamps (true LRU), no test. */
+TLB_HOT void tlb_token_make_stamped(Tlb *t, unsigned s, int cpl, TlbHitToken *k)
+{
+    k->gen = t->sgen[s];
+    k->slot_gen = &t->sgen[s];
+    k->hits = &t->fast_hits[TLB_PRIV(cpl)];
+    k->stamp = &t->stamps[s];
+    k->clock = t->clock;
+}
+
+TLB_HOT void tlb_token_make(Tlb *t, unsigned s, int cpl, TlbHitToken *k)
+{
+    k->gen = t->sgen[s];
+    k->slot_gen = &t->sgen[s];
+    k->hits = &t->fast_hits[TLB_PRIV(cpl)];
+    k->stamp = t->stamps ? &t->stamps[s] : &t->token_sink[0];
+    k->clock = t->stamps ? t->clock : &t->token_sink[1];
 }
 
 /* The common hit, decided on a straight path: the array's page sizes in

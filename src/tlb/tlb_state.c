@@ -202,8 +202,6 @@ void tlb_state_append_part(const TlbHierarchy *h, unsigned i, GByteArray *out)
  * victims depend on more than this order (their state moves on hits or
  * on time), so they keep the byte-for-byte comparison. */
 
-extern const TlbPolicy tlb_policy_lru;
-
 /* Every counter of d but lookups and hits is zero: no miss, fill,
  * eviction or flush. */
 static bool only_hits(const TlbStats *d)
@@ -263,7 +261,7 @@ bool tlb_state_part_equivalent(const TlbHierarchy *h, unsigned i, const TlbStats
     const Tlb *t = h->arrays[i];
     size_t ways = t->ways, n = (size_t)t->sets * ways;
     size_t len = n * (sizeof(SlotRecord) + sizeof(uint16_t));   /* append_array, lru_canon */
-    if (t->policy != &tlb_policy_lru || !only_hits(d) || start->len != len || now->len != len)
+    if (!t->policy->victim_by_recency || !only_hits(d) || start->len != len || now->len != len)
         return false;
     TlbStats none;
     memset(&none, 0, sizeof none);

@@ -24,9 +24,9 @@ static inline void prot_boot(Cpu *c, const ProtBoot *b)
     uint32_t err;
     cpu_set_gdtr(c, b->gdt, b->gdt_limit);
     cpu_set_idtr(c, b->idt, 256 * 8 - 1);
-    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));               /* PAE */
+    ck_assert(cpu_write_cr(c, 4, CR4_PAE, &vec, &err));
     ck_assert(cpu_write_cr(c, 3, b->pdpt, &vec, &err));
-    ck_assert(cpu_write_cr(c, 0, 0x80010011u, &vec, &err));           /* PG WP ET PE */
+    ck_assert(cpu_write_cr(c, 0, CR0_PG | CR0_WP | CR0_ET | CR0_PE, &vec, &err));
     ck_assert(cpu_load_segment(c, SEG_CS, 0x08, &vec, &err));
     ck_assert(cpu_load_segment(c, SEG_SS, 0x10, &vec, &err));
     ck_assert(cpu_load_segment(c, SEG_DS, 0x23, &vec, &err));

@@ -37,7 +37,7 @@ static Box box_new(bool paging)
         uint32_t e;
         ck_assert(cpu_write_cr(b.c, 4, 1u << 5, &v, &e));
         ck_assert(cpu_write_cr(b.c, 3, 0x100000, &v, &e));
-        ck_assert(cpu_write_cr(b.c, 0, 0x80000011u, &v, &e));
+        ck_assert(cpu_write_cr(b.c, 0, CR0_PG | CR0_ET | CR0_PE, &v, &e));
     }
     cpu_set_reg(b.c, REG_ESP, 0x8000);
     return b;

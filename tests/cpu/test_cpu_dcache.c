@@ -559,9 +559,9 @@ static void paging_on(Cpu *c, PhysMem *pm)
     physmem_write64(pm, 0x102000 + 8 * 0x10, 0x20000 | 3);   /* 0x10000 -> 0x20000 */
     uint8_t vec;
     uint32_t err;
-    ck_assert(cpu_write_cr(c, 4, 1u << 5, &vec, &err));      /* CR4.PAE */
+    ck_assert(cpu_write_cr(c, 4, CR4_PAE, &vec, &err));
     ck_assert(cpu_write_cr(c, 3, 0x100000, &vec, &err));
-    ck_assert(cpu_write_cr(c, 0, 0x80000011u, &vec, &err));  /* PG, ET, PE */
+    ck_assert(cpu_write_cr(c, 0, CR0_PG | CR0_ET | CR0_PE, &vec, &err));
 }
 
 static uint32_t run_at(Cpu *c, uint32_t eip)

@@ -60,10 +60,46 @@ START_TEST(test_lowmem_limits)
     GError *err = NULL;
     ck_assert_ptr_null(layout_mem_lookup("5g5g", &err));
     ck_assert_ptr_nonnull(strstr(err->message, "4g4g"));
-    g_error_free(err);
-    /* every layout of the layout table has a memory descriptor */
-    for (const Layout *const *l = layout_all(); *l; l++)
-        ck_assert_ptr_nonnull(layout_mem_find((*l)->name));
+    g_clear_error(&err);
+    /* every layout's row holds its memory figures, which name it back */
+    for (const Layout *const *l = layout_all(); *l; l++) {
+        const LayoutMem *m = layout_mem_find((*l)->name);
+        ck_assert_ptr_eq(m, &(*l)->mem);
+        ck_assert_ptr_eq(layout_mem_layout(m), *l);
+        ck_assert_str_eq(layout_mem_name(m), (*l)->name);
+        ck_assert_ptr_nonnull(m->source);
+    }
+    /* no name: the error lists the layouts */
+    ck_assert_ptr_null(layout_mem_lookup(NULL, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "kpti-pcid"));
+    g_clear_error(&err);
+}
+END_TEST
+
+/* Every layout's row names its entry/exit stubs (Layout.stub): the build
+ * must assemble that file (kernel_model/meson.build's stub_names), or the
+ * machine cannot boot the layout. The shared split variants use one stub,
+ * 4g4g, 4g4g-2003 (the 2003 entry path) and the kpti pair their own
+ * (layout.h). */
+START_TEST(test_layout_stubs_built)
+{
+    const char *build = g_getenv("VMSPLIT_BUILD_DIR");
+    ck_assert_ptr_nonnull(build);
+    for (const Layout *const *l = layout_all(); *l; l++) {
+        ck_assert_ptr_nonnull((*l)->stub);
+        g_autofree char *obj = g_strconcat((*l)->stub, ".o", NULL);
+        g_autofree char *p = g_build_filename(build, "src", "kernel_model", obj, NULL);
+        ck_assert_msg(g_file_test(p, G_FILE_TEST_EXISTS), "layout %s: no %s", (*l)->name, p);
+        const char *want = (*l)->kind == LAYOUT_4G4G
+                               ? (strcmp((*l)->name, "4g4g-2003") ? "entry_4g4g" : "entry_4g4g_2003")
+                               : (*l)->kind == LAYOUT_PTI ? "entry_kpti" : "entry_shared";
+        ck_assert_str_eq((*l)->stub, want);
+        /* Window pages are global under pti (pti.rst: the entry text and
+         * cpu_entry_area keep _PAGE_GLOBAL) and wherever all kernel pages
+         * are; never under 4g4g (X86_SWITCH_PAGETABLES). */
+        ck_assert_int_eq((*l)->window_global, (*l)->kind == LAYOUT_PTI || (*l)->kernel_global);
+        ck_assert(!((*l)->kind == LAYOUT_4G4G && (*l)->window_global));
+    }
 }
 END_TEST
 
@@ -444,6 +480,7 @@ static Suite *lowmem_suite(void)
     Suite *s = suite_create("lowmem");
     TCase *tc = tcase_create("model");
     tcase_add_test(tc, test_lowmem_limits);
+    tcase_add_test(tc, test_layout_stubs_built);
     tcase_add_test(tc, test_lowmem_1g_3g1g_by_hand);
     tcase_add_test(tc, test_lowmem_no_pse_adds_pte_pages);
     tcase_add_test(tc, test_lowmem_gx280_boot_log);

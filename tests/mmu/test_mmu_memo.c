@@ -1,4 +1,4 @@
-/* The MMU's memo of a TLB hit (mmu_priv.h) is a host-speed shortcut; these
+/* The MMU's memo of a TLB hit (mmu_fast.h) is a host-speed shortcut; these
  * tests hold it to the architectural rules it must never bend. Each one
  * follows a reference through a change the SDM says a TLB lookup must see
  * (a different PCID, INVLPG, a CR3 reload, CR0.WP) and checks what the
@@ -18,16 +18,11 @@
 #include <check.h>
 
 #include "mmu/mmu.h"
-#include "mmu/mmu_priv.h"
+#include "mmu/mmu_fast.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 #include "tlb/hierarchy.h"
 
-#define CR0_PG (1u << 31)
-#define CR0_WP (1u << 16)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define CR4_PCIDE (1u << 17)
 
 #define LIN 0x00400000u          /* PDPTE 0, PDE 2, PTE 0 */
 #define FRAME_A 0x100000u
@@ -224,7 +219,7 @@ START_TEST(first_write_to_clean_page_sets_dirty)
 }
 END_TEST
 
-/* Each memo is one host cache line (mmu_priv.h): the Mmu is allocated
+/* Each memo is one host cache line (mmu_fast.h): the Mmu is allocated
  * aligned to it. */
 START_TEST(memos_are_cache_lines)
 {

@@ -1,4 +1,4 @@
-/* The MMU's fused miss path (mmu.c miss_fused) and its memos are host-speed
+/* The MMU's only-array miss path (mmu.c miss_only_array) and its memos are host-speed
  * shortcuts: with them on, every reference must reach the same byte or
  * the same fault, and leave every counter, every cycle and the TLB's
  * contents and replacement order exactly as the general path does (with
@@ -7,7 +7,7 @@
  * a naive TLB. Two MMUs over two identical memories run the same random
  * references and control-register events; after each step their results,
  * and every few steps all statistics and the TLB's canonical snapshot,
- * must agree. The page tables mix every case the fused path must decline
+ * must agree. The page tables mix every case the only-array miss path must decline
  * or hand on: not-present and reserved-bit entries, clean and
  * not-accessed pages (the full walk sets A/D), global pages, 2 MiB pages,
  * supervisor and read-only pages, frames never written. */
@@ -17,7 +17,7 @@
 #include "cpu/preset.h"
 #include "mmu/cache.h"
 #include "mmu/mmu.h"
-#include "mmu/mmu_priv.h"
+#include "mmu/mmu_fast.h"
 #include "mmu/mmu_state.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
@@ -25,11 +25,6 @@
 #include "tlb/policy.h"
 #include "tlb/tlb_state.h"
 
-#define CR0_PG (1u << 31)
-#define CR0_WP (1u << 16)
-#define CR4_PAE (1u << 5)
-#define CR4_PGE (1u << 7)
-#define EFER_NXE (1ULL << 11)
 
 #define PDPT 0x1000u
 #define PD0 0x2000u              /* PDPTE 0: linear 0 - 1 GiB */
@@ -191,7 +186,7 @@ static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
                 faults += !oa;
             } else {
                 /* Half through the CPU's entry (mmu_access_fast, whose
-                 * memo miss takes mmu_access_nomemo), half through
+                 * memo miss takes mmu_access_lookup), half through
                  * mmu_access (mmu_translate_fast). */
                 bool cpu = (x >> 16) % 2;
                 bool ok = access_both(a, b, lin, acc, cpl, cpu, &fa, &fb);
@@ -253,9 +248,9 @@ static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
 static void run(const char *preset, uint64_t seed) { run_cfg(preset, NULL, seed); }
 
 /* One 64-entry fully associative array per side holding both sizes, with
- * a policy whose hit needs no stamp (FIFO, random): the fused path and
- * memos serve it, and its memos' stamps and clocks are the Mmu's sinks
- * (mmu_priv.h). */
+ * a policy whose hit needs no stamp (FIFO, random): the only-array miss path and
+ * memos serve it, and its memos' tokens stamp the array's sinks
+ * (tlb_token.h). */
 static void run_policy(const char *policy, uint64_t seed)
 {
     TlbGeom g = { .entries = 64, .ways = 64, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
@@ -264,7 +259,7 @@ static void run_policy(const char *policy, uint64_t seed)
 }
 
 /* The same with true LRU and a first-level hit that costs cycles (a
- * what-if geometry): the memos' hit latency (Mmu.memo_side, mmu_priv.h)
+ * what-if geometry): the memos' hit latency (MmuFast.hit_lat, mmu_fast.h)
  * must be charged as the TLB's own hit path charges it. */
 static void run_hit_latency(uint64_t seed)
 {
@@ -277,7 +272,7 @@ static void run_hit_latency(uint64_t seed)
 /* A write that finds its page's entry with D not known (filled by a
  * read while the PTE's D was 0) is a dirty miss, not a miss: the probe
  * found the entry. If the PTE's D is meanwhile 1, the walker's fast path
- * would succeed, yet the fused path must not take the miss (it would add
+ * would succeed, yet the only-array miss path must not take the miss (it would add
  * a second entry for the page): the general path refreshes the entry in
  * place. Through each entry point, on the P4 and with no preset. */
 static void dirty_miss_with_d_set(const char *preset)
@@ -337,7 +332,7 @@ END_TEST
 /* No preset: 64-entry 4-way arrays of both sizes, no caches. */
 START_TEST(default_fused_path_matches_general) { run(NULL, 3); }
 END_TEST
-/* Presets the fused path does not serve (an STLB, a PDE cache, separate
+/* Presets the only-array miss path does not serve (an STLB, a PDE cache, separate
  * large-page arrays): the shortcuts must still change nothing. */
 START_TEST(skylake_matches_general) { run("skylake", 4); }
 END_TEST

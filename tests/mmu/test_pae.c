@@ -315,10 +315,37 @@ static void case_check_refs(const PaeWalk *w, const Case *c, const Expect *e,
     CHECK(seen_pde_w == pde_w && seen_pte_w == pte_w, "%s: A/D write refs", what);
 }
 
-/* Run one case on pm with pae_walk (lean: pae_walk_lean, which has a fast
- * path for present, permitted entries whose A/D bits are already set, and
- * reports no levels) and compare everything the walker reports with the
- * oracle. pm may hold entries of earlier cases: every entry this walk can
+/* The MMU's order: the fast walk (pae_priv.h), and the walk when it
+ * declines. A fast walk's PaeFast is turned into what the walk reports
+ * (no levels) as its fields are documented, so that the oracle checks
+ * the fast walk too: present, permitted entries whose A/D bits are
+ * already set. */
+static bool walk_lean(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access, int cpl,
+                      PaeWalk *out)
+{
+    PaeFast f;
+    if (!pae_walk_fast(regs, pm, NULL, NULL, lin, access, cpl, &f))
+        return pae_walk(regs, pm, lin, access, cpl, out);
+    uint32_t size = f.large ? PAE_PAGE_2M : PAE_PAGE_4K;
+    out->fault = false;
+    out->nrefs = f.large ? 1 : 2;
+    out->refs[0] = (PaeRef){ .paddr = f.pde_pa, .write = false };
+    out->refs[1] = (PaeRef){ .paddr = f.pte_pa, .write = false };
+    out->pde = f.pde;
+    out->pde_pa = f.pde_pa;
+    out->frame = f.frame;
+    out->page_size = size;
+    out->paddr = f.frame | (lin & (size - 1));
+    out->rw = (f.all & PAE_RW) != 0;
+    out->us = (f.all & PAE_US) != 0;
+    out->nx = (f.any & PAE_XD) != 0;
+    out->global = (f.leaf & PAE_G) != 0;
+    out->dirty = (f.leaf & PAE_D) != 0;
+    return true;
+}
+
+/* Run one case on pm with pae_walk (lean: walk_lean, the fast walk first)
+ * and compare everything the walker reports with the oracle. pm may hold entries of earlier cases: every entry this walk can
  * read (the PDPTE, PDE and PTE slots of c->lin) is written here first. */
 static void case_walk_check(PhysMem *pm, const Case *c, bool lean)
 {
@@ -333,7 +360,7 @@ static void case_walk_check(PhysMem *pm, const Case *c, bool lean)
 
     PaeWalk w;
     memset(&w, 0xa5, sizeof w);
-    bool ok = lean ? pae_walk_lean(&regs, pm, c->lin, c->access, c->cpl, &w)
+    bool ok = lean ? walk_lean(&regs, pm, c->lin, c->access, c->cpl, &w)
                    : pae_walk(&regs, pm, c->lin, c->access, c->cpl, &w);
 
     CHECK(ok == !e.fault && w.fault == e.fault, "%s: fault=%d, SDM says %d", what,
@@ -398,7 +425,7 @@ static const uint32_t matrix_lins[] = {
 
 /* A/D bits the matrix's entries start with: none (the walk sets them),
  * A only (a write must still set D), or both (a walk that changes nothing:
- * pae_walk_lean's fast path when the access is permitted). */
+ * pae_the fast walk when the access is permitted). */
 static const uint64_t matrix_ad[] = { 0, E_A, E_A | E_D };
 
 /* Iteration i (0..47) fixes the leaf size, access, user or supervisor,
@@ -759,10 +786,10 @@ START_TEST(test_refs_ad_writes_only_when_bits_change)
         ck_assert_msg(w.nrefs == t[i].nrefs, "row %zu: %d refs", i, w.nrefs);
         ck_assert_uint_eq(physmem_read64(pm, 0x2000), t[i].pde_after);
         ck_assert_uint_eq(physmem_read64(pm, 0x3000), t[i].pte_after);
-        /* Walk again: steady state, reads only (pae_walk_lean's fast path). */
+        /* Walk again: steady state, reads only (pae_the fast walk). */
         ck_assert(pae_walk(&regs, pm, 0x123, t[i].acc, 3, &w));
         ck_assert_int_eq(w.nrefs, 2);
-        ck_assert(pae_walk_lean(&regs, pm, 0x123, t[i].acc, 3, &w));
+        ck_assert(walk_lean(&regs, pm, 0x123, t[i].acc, 3, &w));
         ck_assert_int_eq(w.nrefs, 2);
         ck_assert(w.refs[0].paddr == 0x2000 && !w.refs[0].write);
         ck_assert(w.refs[1].paddr == 0x3000 && !w.refs[1].write);
@@ -796,17 +823,17 @@ START_TEST(test_refs_2m)
     ck_assert_int_eq(w.nrefs, 1);
     ck_assert(!pae_walk(&regs, pm, 0xc0345678, ACCESS_EXEC, 0, &w));
     ck_assert_uint_eq(w.error_code, EC_P | EC_ID);
-    /* The same on pae_walk_lean: A and D now set, a 2 MiB fast path. */
-    ck_assert(pae_walk_lean(&regs, pm, 0xc0345678, ACCESS_WRITE, 0, &w));
+    /* The same through walk_lean: A and D now set, a 2 MiB fast walk. */
+    ck_assert(walk_lean(&regs, pm, 0xc0345678, ACCESS_WRITE, 0, &w));
     ck_assert_uint_eq(w.paddr, 0x745678);
     ck_assert_uint_eq(w.page_size, 0x200000);
     ck_assert(w.rw && !w.us && w.nx && w.dirty && !w.global);
     ck_assert(w.pde == 0x80000000006000e3ULL && w.pde_pa == 0x2008);
     ck_assert_int_eq(w.nrefs, 1);
     ck_assert(w.refs[0].paddr == 0x2008 && !w.refs[0].write);
-    ck_assert(!pae_walk_lean(&regs, pm, 0xc0345678, ACCESS_EXEC, 0, &w));
+    ck_assert(!walk_lean(&regs, pm, 0xc0345678, ACCESS_EXEC, 0, &w));
     ck_assert_uint_eq(w.error_code, EC_P | EC_ID);
-    ck_assert(!pae_walk_lean(&regs, pm, 0xc0345678, ACCESS_READ, 3, &w));
+    ck_assert(!walk_lean(&regs, pm, 0xc0345678, ACCESS_READ, 3, &w));
     ck_assert_uint_eq(w.error_code, EC_P | EC_U);
     ck_assert_int_eq(w.nrefs, 1);
     ck_assert_uint_eq(physmem_read64(pm, 0x2008), 0x80000000006000e3ULL);
@@ -869,7 +896,7 @@ START_TEST(test_unwritten_table_frames)
         ck_assert(pae_load_cr3(&regs, pm, 0x1000, NULL));
         PaeWalk w;
         size_t frames = physmem_frames_used(pm);
-        bool ok = lean ? pae_walk_lean(&regs, pm, 0x123, ACCESS_READ, 3, &w)
+        bool ok = lean ? walk_lean(&regs, pm, 0x123, ACCESS_READ, 3, &w)
                        : pae_walk(&regs, pm, 0x123, ACCESS_READ, 3, &w);
         ck_assert(!ok && w.fault);
         ck_assert_uint_eq(w.error_code, EC_U);          /* P=0, user read */
@@ -880,7 +907,7 @@ START_TEST(test_unwritten_table_frames)
 
         physmem_write64(pm, 0x2000, 0x3067);            /* PT at 0x3000: never written */
         frames = physmem_frames_used(pm);
-        ok = lean ? pae_walk_lean(&regs, pm, 0x123, ACCESS_WRITE, 3, &w)
+        ok = lean ? walk_lean(&regs, pm, 0x123, ACCESS_WRITE, 3, &w)
                   : pae_walk(&regs, pm, 0x123, ACCESS_WRITE, 3, &w);
         ck_assert(!ok);
         ck_assert_uint_eq(w.error_code, EC_W | EC_U);
@@ -890,7 +917,7 @@ START_TEST(test_unwritten_table_frames)
         ck_assert_uint_eq(physmem_read64(pm, 0x2000), 0x3067);
 
         physmem_write64(pm, 0x3000, 0x4067);
-        ok = lean ? pae_walk_lean(&regs, pm, 0x123, ACCESS_WRITE, 3, &w)
+        ok = lean ? walk_lean(&regs, pm, 0x123, ACCESS_WRITE, 3, &w)
                   : pae_walk(&regs, pm, 0x123, ACCESS_WRITE, 3, &w);
         ck_assert(ok);
         ck_assert_uint_eq(w.paddr, 0x4123);
@@ -946,13 +973,13 @@ START_TEST(test_frame_hints_match_unhinted)
              * found them absent: the next walks through them must see
              * them (a hint may not remember an absent frame). */
             PaeFast w;
-            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 2u << 21, ACCESS_READ, 0, &w));
-            ck_assert(!pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 1u << 30, ACCESS_READ, 0, &w));
+            ck_assert(!pae_walk_fast(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 2u << 21, ACCESS_READ, 0, &w));
+            ck_assert(!pae_walk_fast(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 1u << 30, ACCESS_READ, 0, &w));
             physmem_write64(pm, 0x3000, 0x12000 | E_P | E_RW | E_US | E_A);
             for (unsigned i = 0; i < 512; i++)
                 physmem_write64(pm, 0x12000 + 8 * i, (0x300000 + 0x1000ull * i) | E_P | E_A);
-            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 1u << 30, ACCESS_READ, 0, &w));
-            ck_assert(pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 2u << 21, ACCESS_READ, 0, &w));
+            ck_assert(pae_walk_fast(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 1u << 30, ACCESS_READ, 0, &w));
+            ck_assert(pae_walk_fast(&regs, pm, &hints, pae_fast_masks_for(&regs, 0), 2u << 21, ACCESS_READ, 0, &w));
         }
         if (x % 7 == 0) {                         /* an entry changes */
             unsigned i = (unsigned)((x >> 8) % (3 * 512));
@@ -970,8 +997,8 @@ START_TEST(test_frame_hints_match_unhinted)
         PaeFast a, b;
         memset(&a, 0xAB, sizeof a);
         memset(&b, 0xAB, sizeof b);
-        bool oa = pae_walk_fast_hinted(&regs, pm, &hints, pae_fast_masks_for(&regs, cpl), lin, acc, cpl, &a);
-        bool ob = pae_walk_fast_lean(&regs, pm, lin, acc, cpl, &b);
+        bool oa = pae_walk_fast(&regs, pm, &hints, pae_fast_masks_for(&regs, cpl), lin, acc, cpl, &a);
+        bool ob = pae_walk_fast(&regs, pm, NULL, NULL, lin, acc, cpl, &b);
         ck_assert_int_eq(oa, ob);
         ck_assert(memcmp(&a, &b, sizeof a) == 0);
         agree += oa;

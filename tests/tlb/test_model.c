@@ -379,7 +379,7 @@ END_TEST
  * (tlb_hit_fast_4k); a miss is filled as the MMU fills it (the fused
  * fill when tlb_fill_fresh_evicts_lru1, else the free way's); a hit may
  * be followed by memo hits, which only write the stamp, n ticks at once
- * (`*stamp = *clock += n`, mmu_priv.h). Now and then a page is
+ * (`*stamp = *clock += n`, tlb_token_record in tlb_token.h). Now and then a page is
  * invalidated or the array flushed (free ways, refilled by the free-way
  * fill), a run of hits on old pages leaves the order no live record (a
  * rebuild), or another page is used between the last fill and a use of
@@ -387,7 +387,7 @@ END_TEST
 static void run_fused_lru1(unsigned ways, uint64_t seed)
 {
     Tlb *t = new_tlb(ways, ways, PG_4K, "lru", 1);
-    ck_assert_uint_eq(t->lru1_full, ways);
+    ck_assert_uint_eq(t->lru_single_set_ways, ways);
     uint32_t *page = g_new0(uint32_t, ways);     /* VPN + 1, 0: free */
     uint64_t *used = g_new0(uint64_t, ways), clock = 0, rng = seed;
     uint64_t also = 0, fused = 0, rebuilt = 0, late = 0;
@@ -474,7 +474,9 @@ static void run_fused_lru1(unsigned ways, uint64_t seed)
          * store) or a batch of n ticks. */
         unsigned n = op % 4 == 0 ? 0 : op % 4 == 1 ? 1 : 1 + (unsigned)(x >> 40) % 5;
         if (n) {
-            t->stamps[want] = *t->clock += n;
+            TlbHitToken k;       /* as a memo of the hit records them */
+            tlb_token_make(t, (unsigned)want, 0, &k);
+            tlb_token_record(&k, ACCESS_READ, n);
             used[want] = clock += n;
         }
         ck_assert_uint_eq(*t->clock, clock);

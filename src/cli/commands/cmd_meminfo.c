@@ -100,7 +100,7 @@ static void print_text(const LowmemReport *r, const MeminfoArgs *a)
 {
     const double mib = 1024.0 * 1024.0;
     printf("vmsplit meminfo: %.0f MiB of RAM in the map%s, layout %s, struct page %u B\n",
-           r->ram_bytes / mib, a->e820 ? " (from --e820)" : "", r->layout->name,
+           r->ram_bytes / mib, a->e820 ? " (from --e820)" : "", layout_mem_name(r->layout),
            r->struct_page_bytes);
     printf("lowmem limit (MAXMEM) %.0f MiB; zones: DMA %" G_GUINT64_FORMAT
            ", Normal %" G_GUINT64_FORMAT ", HighMem %" G_GUINT64_FORMAT " pages\n",
@@ -140,7 +140,7 @@ static void print_csv(const LowmemReport *r, const MeminfoArgs *a)
            "lowmem_limit_mib,mem_map_kb,lowmem_left_kb,min_free_boot_kb,boots,beyond_pae\n");
     printf("%s,%u,%.0f,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
            ",%.0f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT ",%d,%d\n",
-           r->layout->name, r->struct_page_bytes, r->ram_bytes / 1048576.0,
+           layout_mem_name(r->layout), r->struct_page_bytes, r->ram_bytes / 1048576.0,
            a->e820 ? "e820" : "default", r->mem_total_kb, r->low_total_kb, r->high_total_kb,
            r->lowmem_limit / 1048576.0, r->mem_map_bytes / 1024, r->lowmem_left_bytes / 1024,
            r->min_free_boot_bytes / 1024, r->boots, r->beyond_pae);
@@ -157,7 +157,7 @@ static void print_json(const LowmemReport *r, const MeminfoArgs *a)
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "layout");
-    json_builder_add_string_value(b, r->layout->name);
+    json_builder_add_string_value(b, layout_mem_name(r->layout));
     json_builder_set_member_name(b, "map");
     json_builder_add_string_value(b, a->e820 ? a->e820 : "default");
     json_u64(b, "ram_bytes", r->ram_bytes);

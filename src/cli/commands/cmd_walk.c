@@ -121,16 +121,16 @@ static char *bit_list(uint64_t m)
 static char *explain_rsvd(const PaeLevel *l, bool nxe)
 {
     bool large = l->level == PAE_LEVEL_PDE && (l->before & PAE_PS);
-    uint64_t m = l->before & (PAE_RSVD_HIGH | (nxe ? 0 : PAE_XD) | (large ? PAE_RSVD_PDE2M : 0));
+    uint64_t m = l->before & paging_reserved_bits(&pae_rules, large, nxe);
     g_autofree char *bits = bit_list(m);
     GString *s = g_string_new(NULL);
     g_string_printf(s, "the %s at 0x%09llx has reserved bit%s %s set", level_name(l->level),
                     (unsigned long long)l->paddr, strchr(bits, ',') ? "s" : "", bits);
-    if (m & PAE_RSVD_HIGH)
+    if (m & pae_rules.rsvd)
         g_string_append(s, "; bits 62:36 lie above MAXPHYADDR=36");
     if (m & PAE_XD)
         g_string_append(s, "; bit 63 (XD) is reserved while EFER.NXE=0");
-    if (m & PAE_RSVD_PDE2M)
+    if (m & pae_rules.rsvd_large)
         g_string_append(s, "; bits 20:13 of a 2 MiB PDE must be 0 (is the frame 2 MiB aligned?)");
     return g_string_free(s, FALSE);
 }
@@ -273,7 +273,7 @@ static void print_text(const WalkResult *r)
                r->bad_pdpte,
                (unsigned long long)((r->img->cr3 & PAE_CR3_PDPT_MASK) + 8u * (unsigned)r->bad_pdpte),
                (unsigned long long)r->bad_value);
-        g_autofree char *bits = bit_list(r->bad_value & PAE_RSVD_PDPTE);
+        g_autofree char *bits = bit_list(r->bad_value & pae_rules.rsvd_top);
         printf("               (bits %s; PAE PDPTE bits 2:1, 8:5 and 63:36 are reserved,\n"
                "               SDM Vol. 3A §4.4.1: nothing is loaded, no walk happens)\n", bits);
         return;
