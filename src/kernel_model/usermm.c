@@ -460,15 +460,18 @@ bool usermm_brk(UserMm *um, int task, uint64_t addr, GError **err)
     return true;
 }
 
-/* The region holding va, or the stack grown down to it: the private
- * anonymous writable region with the highest end, when va lies below it,
- * above every other region and at most STACK_LIMIT below its end (the
- * default RLIMIT_STACK; the trace has no ESP for 2.6's "esp - 65536 - 32
- * * sizeof(long)" check) (FORMAT.md: stack growth). */
+/* The region holding va, or the stack grown down to it: the region the
+ * trace marked `stack` (the one holding the highest address when several
+ * are), else the private anonymous writable region with the highest end;
+ * when va lies below it, above every other region and at most STACK_LIMIT
+ * below its end (the default RLIMIT_STACK; the trace has no ESP for 2.6's
+ * "esp - 65536 - 32 * sizeof(long)" check) (FORMAT.md: stack growth). A
+ * capture folds later anonymous mappings above the stack, so the marked
+ * one is the stack, not the highest. */
 #define STACK_LIMIT (8u << 20)
 Region *um_find_region(Mm *mm, uint32_t va)
 {
-    Region *stack = NULL;
+    Region *stack = NULL, *marked = NULL;
     for (guint i = 0; i < mm->regions->len; i++) {
         Region *r = &g_array_index(mm->regions, Region, i);
         if (va >= r->start && va < r->end)
@@ -476,7 +479,11 @@ Region *um_find_region(Mm *mm, uint32_t va)
         if ((r->flags & (MAP_ANON_F | MAP_SHARED_F)) == MAP_ANON_F && (r->prot & PROT_W) &&
             (!stack || r->end > stack->end))
             stack = r;
+        if ((r->flags & MAP_STACK_F) && r->end > va && (!marked || r->end < marked->end))
+            marked = r;             /* the marked stack nearest above va */
     }
+    if (marked)
+        stack = marked;
     if (!stack || va >= stack->start || stack->end - va > STACK_LIMIT)
         return NULL;
     for (guint i = 0; i < mm->regions->len; i++) {

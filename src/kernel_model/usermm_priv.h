@@ -25,6 +25,7 @@ typedef struct {
 #define PROT_W 0x2u
 #define MAP_SHARED_F 0x1u
 #define MAP_ANON_F 0x2u
+#define MAP_STACK_F 0x4u             /* TRACE_MAP_STACK: the stack, grows down */
 
 /* One address space: its mappings, the state of each page, and the tasks
  * that share it (threads). */

@@ -224,8 +224,11 @@ static bool map_range(Conv *c, Proc *p, uint32_t tid, uint64_t start, uint64_t l
     c->st->fold_peak = MAX(c->st->fold_peak, capture_fold_used(p->fold));
     CaptureFoldPiece pc[16];
     unsigned n = capture_fold_pieces(p->fold, start, len, pc, G_N_ELEMENTS(pc));
+    /* A mapping with room to grow down is a stack: say so, as the replay's
+     * stack growth needs it (later anonymous mappings fold above it). */
     for (unsigned i = 0; i < n; i++)
-        emit_map_kind(c, TRACE_EV_MMAP, tid, pc[i].folded, pc[i].len, prot, flags);
+        emit_map_kind(c, TRACE_EV_MMAP, tid, pc[i].folded, pc[i].len, prot,
+                      flags | (grow ? TRACE_MAP_STACK : 0));
     return true;
 }
 

@@ -573,8 +573,10 @@ static bool parse_map(Cur *c, TraceEvent *ev)
             ev->u.map.flags |= TRACE_MAP_SHARED;
         else if (tok_is(c, "anon"))
             ev->u.map.flags |= TRACE_MAP_ANON;
+        else if (tok_is(c, "stack"))
+            ev->u.map.flags |= TRACE_MAP_STACK;
         else
-            return fail(c, "'shared', 'anon' or the end of the line");
+            return fail(c, "'shared', 'anon', 'stack' or the end of the line");
     }
     return true;
 }
@@ -670,13 +672,14 @@ bool trace_parse_ref(const char *line, TraceRef *ref, const char *name, uint64_t
                 return fail(&c, "a count N (1 to 2^32-1) or the end of the line");
             ref->n = (uint32_t)v;
         }
-        /* A reference never crosses a page (the converter splits it), and
-         * a run of several stays in ADDR's 64-byte line. */
+        /* A reference never crosses a page (the converter splits it). A
+         * run's references all start in ADDR's 64-byte line; one may end in
+         * the next line (an unaligned access), as a single reference may:
+         * the replay times each as an access at its line, like the
+         * unmerged references would be. */
         uint32_t off = ref->addr & 4095u;
         if (off + ref->size > 4096u)
             return fail(&c, "a reference within its 4 KiB page (split one that crosses)");
-        if (ref->n > 1 && (ref->addr & 63u) + ref->size > 64u)
-            return fail(&c, "a run of N > 1 references within one 64-byte line");
     }
     if (token(&c))
         return fail(&c, "the end of the line");
@@ -846,6 +849,8 @@ size_t trace_format_event(const TraceEvent *ev, char *buf)
             p = put_str(p, " shared");
         if (ev->kind == TRACE_EV_MMAP && (ev->u.map.flags & TRACE_MAP_ANON))
             p = put_str(p, " anon");
+        if (ev->kind == TRACE_EV_MMAP && (ev->u.map.flags & TRACE_MAP_STACK))
+            p = put_str(p, " stack");
         break;
     case TRACE_EV_BRK: p = put_hex(put_str(p, " "), ev->u.brk.addr); break;
     case TRACE_EV_REFS:
@@ -915,7 +920,7 @@ bool trace_parse_ref_fast(const char *line, size_t len, TraceRef *ref)
     ref->size = (uint8_t)v;
     ref->n = (uint32_t)n;
     uint32_t off = ref->addr & 4095u;
-    return off + ref->size <= 4096u && (ref->n == 1 || (ref->addr & 63u) + ref->size <= 64u);
+    return off + ref->size <= 4096u;
 }
 
 size_t trace_format_ref(const TraceRef *ref, char *buf)

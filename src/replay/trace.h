@@ -66,6 +66,7 @@ typedef enum { TRACE_PAT_SEQ, TRACE_PAT_RAND, TRACE_PAT_HOT, TRACE_PAT_COUNT } T
 #define TRACE_PROT_EXEC 0x4u
 #define TRACE_MAP_SHARED 0x1u /* MAP_SHARED rather than private */
 #define TRACE_MAP_ANON 0x2u   /* anonymous rather than file-backed */
+#define TRACE_MAP_STACK 0x4u  /* a process's stack: grows down (FORMAT.md, version 2) */
 
 /* sys.fd when the syscall has no file-descriptor argument. Not -1: -1 and
  * AT_FDCWD (-100) are real argument values worth keeping. */
