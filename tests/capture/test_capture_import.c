@@ -155,7 +155,7 @@ START_TEST(test_hand_worked)
         "1000 exec \"/bin/small\"\n"
         "1000 mmap 0x10000 4096 r-x\n"
         "1000 mmap 0x11000 4096 rw- anon\n"
-        "1000 mmap 0x812000 8192 rw- anon\n"   /* 0x12000 + the 8 MiB reserve */
+        "1000 mmap 0x812000 8192 rw- anon stack\n"   /* 0x12000 + the 8 MiB reserve */
         "# the stack: the mapping at 0x812000 (grows down into the 8192 KiB below it)\n"
         "1000 refs 5 3\n"
         "i 0x10010 5\n"
