@@ -31,6 +31,7 @@ typedef struct {
     /* ... and over the same points: the largest typical workload's
      * overhead (%), and the largest microbenchmark's minus it. */
     double typ_lo, typ_hi, micro_lo, micro_hi;
+    bool typ_sampled;            /* a typical workload was in the design */
 } Claim;
 
 /* Runs the uncertainty design as a sweep into DIR/uncertainty.csv (the

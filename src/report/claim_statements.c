@@ -50,9 +50,9 @@ typedef bool (*ClaimFigureFn)(Claim *c, ClaimFigure *f, GError **err);
 #define CLAIM_STATEMENTS(X)                                                                       \
     X(null_extra, "+3 usecs of syscall latency ... in addition to the ~1 usec null syscall latency", \
       MAIL, "ingo-4g4g-null-extra ingo-4g4g-null-ratio",                                          \
-      "AGREES if 4g4g's extra null-call latency (int 0x80) is within 1 us of 3 us; with "      \
-      "uncertainty, by its 90 % interval: inside 2..4 us AGREES, outside DISAGREES, across it "  \
-      "UNDECIDED")               \
+      "AGREES if 4g4g-2003's extra null-call latency (int 0x80) is within 1 us of 3 us; with "      \
+      "uncertainty, by the 90 % interval of RHEL4's path (a few cycles apart): inside 2..4 us "  \
+      "AGREES, outside DISAGREES, across it UNDECIDED")               \
     X(getppid, "getppid: 1761 cycles with int 0x80/iret, 641 with sysenter/sysexit",              \
       "Linus Torvalds, LKML, 16 Dec 2002 (REFERENCES.md)", "p4-getppid-int80 p4-getppid-sysenter", \
       "AGREES if both 3g1g figures are within 20 %")                                              \
@@ -127,12 +127,17 @@ bool claim_lowmem_of(const char *layout, uint64_t ram, LowmemReport *r, GError *
 
 static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
 {
-    double i3, i4, s3, s4;
+    /* The mail's "+3 usecs" (July 2003) was measured on the patch's first
+     * entry path: 4g4g-2003 (docs/entry-paths.md), int 0x80 only. The
+     * sysenter figure and the uncertainty design use 4g4g, the reworked
+     * path RHEL4 shipped; the two differ by a few cycles (printed). */
+    double i3, i4, s3, s4, i03;
     if (!null_latency(c, "3g1g", false, &i3, err) || !null_latency(c, "4g4g", false, &i4, err) ||
-        !null_latency(c, "3g1g", true, &s3, err) || !null_latency(c, "4g4g", true, &s4, err))
+        !null_latency(c, "3g1g", true, &s3, err) || !null_latency(c, "4g4g", true, &s4, err) ||
+        !null_latency(c, "4g4g-2003", false, &i03, err))
         return false;
     double mhz = c->p4->clock_mhz;
-    f->verdict = fabs((i4 - i3) / mhz - 3.0) < 1.0 ? CLAIM_AGREES : CLAIM_DISAGREES;
+    f->verdict = fabs((i03 - i3) / mhz - 3.0) < 1.0 ? CLAIM_AGREES : CLAIM_DISAGREES;
     GString *iv = g_string_new(NULL);
     if (c->have_unc) {
         f->verdict = claim_verdict_interval(c->extra_lo[0], c->extra_hi[0], 2.0, 4.0);
@@ -142,12 +147,15 @@ static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
     }
     g_string_printf(f->model,
                     "null syscall (getppid) %.2f us via int 0x80 and %.2f us via sysenter under "
-                    "3g1g; 4g4g adds %.2f us (int 0x80) and %.2f us (sysenter)%s on a %.0f MHz P4 "
+                    "3g1g; the 2003 entry path the mail measured (4g4g-2003) adds %.2f us via "
+                    "int 0x80",
+                    i3 / mhz, s3 / mhz, (i03 - i3) / mhz);
+    g_string_append_printf(f->model, "; RHEL4's path (4g4g) adds %.2f us (int 0x80) and %.2f us (sysenter)%s on a %.0f MHz P4 "
                     "(4g4g/3g1g via sysenter %.2fx; Ingo Molnar's lat_syscall 3.9/0.7 = 5.57x: "
                     "vmsplit validate). Most of the extra is the two CR3 writes' eight uncached "
                     "PDPTE loads (PAE reloads them on every MOV CR3; see vmsplit syscall), not "
                     "TLB refills, which hit the caches",
-                    i3 / mhz, s3 / mhz, (i4 - i3) / mhz, (s4 - s3) / mhz, iv->str, mhz, s4 / s3);
+                    (i4 - i3) / mhz, (s4 - s3) / mhz, iv->str, mhz, s4 / s3);
     g_string_free(iv, TRUE);
     return true;
 }
@@ -178,9 +186,13 @@ static bool st_typical(Claim *c, ClaimFigure *f, GError **err)
         }
     }
     f->verdict = lo >= 0 && hi <= 30 ? CLAIM_AGREES : (hi > 30 ? CLAIM_DISAGREES : CLAIM_PARTLY);
-    g_string_printf(f->model, "typical workloads (generators db, net, compute and the real traces) "
-                    "range %+.1f%% to %+.1f%%: %s", lo, hi, typ->str);
-    if (c->have_unc && lo >= 0) {
+    g_string_printf(f->model, "typical workloads (real programs captured with their own "
+                    "references and page faults, workloads/captures) range %+.1f%% to %+.1f%%: %s",
+                    lo, hi, typ->str);
+    if (c->have_unc && !c->typ_sampled)
+        g_string_append(f->model, " [point estimates: the captures are not replayed at the "
+                                  "uncertainty design's points]");
+    if (c->have_unc && c->typ_sampled && lo >= 0) {
         f->verdict = claim_verdict_interval(c->typ_lo, c->typ_hi, 0, 30);
         g_string_append_printf(f->model, " [90 %% interval of the largest %+.1f%% to %+.1f%% over "
                                "%u sampled points]", c->typ_lo, c->typ_hi, c->unc_used);
@@ -204,7 +216,7 @@ static bool st_micro(Claim *c, ClaimFigure *f, GError **err)
     f->verdict = micro > hi ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "the largest microbenchmark overhead (null, pipe, fileio) is %+.1f%%, "
                     "against %+.1f%% for the largest typical workload", micro, hi);
-    if (c->have_unc) {
+    if (c->have_unc && c->typ_sampled) {
         f->verdict = claim_verdict_interval(c->micro_lo, c->micro_hi, 0, INFINITY);
         g_string_append_printf(f->model, " [90 %% interval of the difference %+.1f to %+.1f points "
                                "over %u sampled points]", c->micro_lo, c->micro_hi, c->unc_used);

@@ -30,9 +30,16 @@ static bool run_design(Claim *c, const char *path, GError **err)
     GString *samples = g_string_new(NULL), *workloads = g_string_new("none");
     for (int i = 0; i < c->cfg->uncertainty; i++)
         g_string_append_printf(samples, "%s%d", i ? "," : "", i);
+    /* The microbenchmarks are replayed at every point; the captured
+     * programs (the typical workloads) are not: a capture's replay takes
+     * a few tenths of a second, so sampling six at 64 points would take
+     * minutes. Their overheads are point estimates (typ_sampled false). */
+    c->typ_sampled = false;
     for (guint i = 0; i < c->wl->len; i++) {
         const Workload *w = g_ptr_array_index(c->wl, i);
-        g_string_append_printf(workloads, ",%s", w->trace);
+        if (w->micro || (w->typical && !g_str_has_suffix(w->trace, ".vmt.gz")))
+            g_string_append_printf(workloads, ",%s", w->trace);
+        c->typ_sampled |= w->typical && !g_str_has_suffix(w->trace, ".vmt.gz");
     }
     /* A stale file from another preset would be resumed: start afresh. */
     g_unlink(path);
