@@ -2,7 +2,8 @@
 # mail's "0% to 30%" band shaded (plot 1 of issue 7).
 #
 # Input: a replay/compare CSV (see docs/sweep.md), columns
-#   layout, syscalls_per_sec, overhead_pct  and, when present, workload
+#   layout, syscalls_per_sec (or xcol, e.g. base_syscalls_per_sec), overhead_pct
+#   and, when present, workload
 #   (others ignored)
 # overhead_pct is relative to the baseline layout (3g1g); rows of the
 # baseline itself (0 %) are not drawn. Each workload is its own series, in
@@ -31,6 +32,8 @@ if (!exists("ymin")) ymin = 0.1
 if (!exists("linear")) linear = 0
 if (!exists("only")) only = ""
 if (!exists("anchor")) anchor = 0
+if (!exists("xcol")) xcol = "syscalls_per_sec"
+if (!exists("xlabel")) xlabel = "system calls per second (per CPU)"
 # The terminal (.png, .svg or .pdf) from the output name: terminal.gp beside
 # this script.
 gpdir(s) = strstrt(s, "/") ? s[1:strstrt(s, "/")] . gpdir(s[strstrt(s, "/") + 1:]) : ""
@@ -68,7 +71,7 @@ set table $scratch
 plot csv using (isbase(0) ? 0 : ( \
         i = widx(groups, gkey(0), 1), \
         glay[i] = widx(layouts, strcol("layout"), 1), \
-        gmax[i] = column("syscalls_per_sec") > gmax[i] ? column("syscalls_per_sec") : gmax[i], \
+        gmax[i] = column(xcol) > gmax[i] ? column(xcol) : gmax[i], \
         0)):(0) with table
 unset table
 # gfirst: the first series of its layout (it carries the legend entry);
@@ -105,7 +108,7 @@ EOD
 
 t = exists("plottitle") ? plottitle : "Overhead against syscall rate"
 set title (exists("cpulabel") ? t . "\n" . cpulabel : t) noenhanced
-set xlabel "system calls per second (per CPU)"
+set xlabel xlabel noenhanced
 set ylabel linear ? "overhead against 3g1g (% of wall-clock time)" \
                   : "overhead against 3g1g (% of wall-clock time, log scale)"
 set logscale x 10
@@ -130,14 +133,14 @@ if (band) {
 }
 
 plot for [i = 1:ngroups] csv \
-        using (!isbase(0) && gkey(0) eq word(groups, i) ? column("syscalls_per_sec") : NaN):(fy(column("overhead_pct"))) \
+        using (!isbase(0) && gkey(0) eq word(groups, i) ? column(xcol) : NaN):(fy(column("overhead_pct"))) \
         smooth unique with linespoints lt glay[i] dt 1+iswhatif(i) lw 2 pt 7 ps 0.9 \
         title (firstof(i) ? lname(i) . (iswhatif(i) ? " (what-if)" : "") : "") noenhanced, \
      for [i = 1:(linear ? 0 : ngroups)] csv \
-        using (!isbase(0) && gkey(0) eq word(groups, i) && column("overhead_pct") < ymin ? column("syscalls_per_sec") : NaN):(ymin) \
+        using (!isbase(0) && gkey(0) eq word(groups, i) && column("overhead_pct") < ymin ? column(xcol) : NaN):(ymin) \
         with points lt glay[i] pt 6 ps 1.4 notitle, \
      for [i = 1:ngroups] csv \
-        using (!isbase(0) && wfirst[i] && gkey(0) eq word(groups, i) && column("syscalls_per_sec") == gmax[i] ? column("syscalls_per_sec") : NaN):(fy(column("overhead_pct"))):(label(0)) \
+        using (!isbase(0) && wfirst[i] && gkey(0) eq word(groups, i) && column(xcol) == gmax[i] ? column(xcol) : NaN):(fy(column("overhead_pct"))):(label(0)) \
         with labels left offset 0.8, 0 font ",9" tc lt glay[i] notitle noenhanced, \
      for [k = 1:(anchor != 0)] $gregg using 1:(fy($2)) with points pt 6 ps 2.5 lw 2 lc rgb "black" \
         title "KPTI, no PCID: ~2 % at 50k/s (Gregg 2018)"

@@ -369,14 +369,16 @@ static bool st_kpti(Claim *c, ClaimFigure *f, GError **err)
     if (ok) {
         /* One layout after another (gnuplot draws each as a line), x the
          * rate the baseline achieved (user work runs below IPC 1). */
-        fprintf(c->kpti_csv, "workload,layout,cpu,syscalls_per_sec,overhead_pct\n");
+        fprintf(c->kpti_csv, "workload,layout,cpu,base_syscalls_per_sec,syscalls_per_sec,"
+                             "overhead_pct\n");
         double px = 0, py = 0;
         for (int l = 1; l < 4; l++)
             for (size_t i = 0; i < nr; i++) {
                 double base = (double)replay_totals(jobs[i * 4].result)->cycles;
                 double o = 100.0 * ((double)replay_totals(jobs[i * 4 + l].result)->cycles - base) / base;
                 double x = claim_rate_of(jobs[i * 4].result);
-                fprintf(c->kpti_csv, "null,%s,%s,%.1f,%.4f\n", layouts[l], c->skylake->name, x, o);
+                fprintf(c->kpti_csv, "null,%s,%s,%.1f,%.1f,%.4f\n", layouts[l], c->skylake->name,
+                        x, claim_rate_of(jobs[i * 4 + l].result), o);
                 /* kpti at 50 000 syscalls/s: linear between the two rates
                  * that bracket it (the nearest end if none does). */
                 if (l == 2) {

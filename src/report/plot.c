@@ -88,7 +88,14 @@ static bool vars_tlb(const CsvTable *t, GString *vars, const char **xcol, GError
  * of its layouts are what-ifs (layout.h: not possible on real i686). */
 static bool vars_rate(const CsvTable *t, GString *vars, const char **xcol, GError **err)
 {
-    (void)xcol, (void)err;
+    (void)err;
+    /* x: the workload's own rate under the baseline 3g1g where the CSV
+     * says it (sweeps, the claim), else each row's own rate (compare). */
+    if (csv_table_column(t, "base_syscalls_per_sec") >= 0) {
+        *xcol = "base_syscalls_per_sec";
+        add_var(vars, "xcol", "base_syscalls_per_sec");
+        add_var(vars, "xlabel", "system calls per second under 3g1g (per CPU)");
+    }
     int c = csv_table_column(t, "cpu"), l = csv_table_column(t, "layout");
     bool one_cpu = c >= 0 && t->rows->len > 0;
     for (guint r = 1; one_cpu && r < t->rows->len; r++)
