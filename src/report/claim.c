@@ -180,6 +180,28 @@ static void print_table(Claim *c, FILE *out, FILE *csv)
         fprintf(csv, "%s,4g4g,%s,%.1f,%.1f,%.4f,%.6f\n", w->name, c->p4->name,
                 claim_rate_of(w->r[0]), claim_rate_of(w->r[1]), claim_overhead(w),
                 replay_seconds(w->r[1]));
+        JsonBuilder *j = c->json;
+        json_builder_begin_object(j);
+        json_builder_set_member_name(j, "workload");
+        json_builder_add_string_value(j, w->name);
+        json_builder_set_member_name(j, "kind");
+        json_builder_add_string_value(j, w->typical ? "typical" : w->micro ? "micro" : "synthetic");
+        json_builder_set_member_name(j, "base_syscalls_per_sec");
+        json_builder_add_double_value(j, claim_rate_of(w->r[0]));
+        json_builder_set_member_name(j, "base_ms");
+        json_builder_add_double_value(j, replay_seconds(w->r[0]) * 1e3);
+        json_builder_set_member_name(j, "ms_4g4g");
+        json_builder_add_double_value(j, replay_seconds(w->r[1]) * 1e3);
+        json_builder_set_member_name(j, "overhead_pct");
+        json_builder_add_double_value(j, claim_overhead(w));
+        json_builder_set_member_name(j, "extra_cycles_by_part");
+        json_builder_begin_object(j);
+        for (int p = 0; p < REPLAY_NPARTS; p++) {
+            json_builder_set_member_name(j, replay_part_names[p]);
+            json_builder_add_double_value(j, d[p]);
+        }
+        json_builder_end_object(j);
+        json_builder_end_object(j);
     }
     fprintf(out, "\n");
 }
@@ -275,9 +297,22 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
         goto out;
     fprintf(out, "vmsplit claim%s: the 2003 seeds' figures against the model\n\n",
             cfg->quick ? " --quick (a reduced set)" : "");
+    c.json = json_builder_new();
+    json_builder_begin_object(c.json);
+    json_builder_set_member_name(c.json, "quick");
+    json_builder_add_boolean_value(c.json, cfg->quick);
+    json_builder_set_member_name(c.json, "cpu");
+    json_builder_add_string_value(c.json, c.p4->name);
+    json_builder_set_member_name(c.json, "clock_mhz");
+    json_builder_add_double_value(c.json, c.p4->clock_mhz);
+    json_builder_set_member_name(c.json, "uncertainty_points");
+    json_builder_add_int_value(c.json, cfg->uncertainty);
     if (!run_workloads(&c, err) || !(f = open_csv(&c, "overhead.csv", err)))
         goto out;
+    json_builder_set_member_name(c.json, "workloads");
+    json_builder_begin_array(c.json);
     print_table(&c, out, f);
+    json_builder_end_array(c.json);
     fclose(f);
     f = NULL;
     fprintf(out, "2. The seeds' statements\n\n");
@@ -309,8 +344,26 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
         goto out;
     if (!cfg->plots)
         fprintf(out, "  (not drawn: --no-plots)\n");
+    json_builder_end_object(c.json);
+    {
+        /* claim.json: what the text says, for a script (cmd_claim --json
+         * prints it). */
+        JsonGenerator *g = json_generator_new();
+        json_generator_set_pretty(g, TRUE);
+        JsonNode *root = json_builder_get_root(c.json);
+        json_generator_set_root(g, root);
+        char *path = g_build_filename(cfg->outdir, "claim.json", NULL);
+        ok = json_generator_to_file(g, path, err);
+        g_free(path);
+        json_node_unref(root);
+        g_object_unref(g);
+        if (!ok)
+            goto out;
+    }
     ok = true;
 out:
+    if (c.json)
+        g_object_unref(c.json);
     if (f)
         fclose(f);
     if (c.kpti_csv)

@@ -6,6 +6,8 @@
 
 #include "cpu/preset.h"
 #include "replay/replay.h"
+
+#include <json-glib/json-glib.h>
 #include "report/claim.h"
 
 typedef struct {
@@ -32,6 +34,7 @@ typedef struct {
      * overhead (%), and the largest microbenchmark's minus it. */
     double typ_lo, typ_hi, micro_lo, micro_hi;
     bool typ_sampled;            /* a typical workload was in the design */
+    JsonBuilder *json;           /* claim.json: the table and the statements */
 } Claim;
 
 /* Runs the uncertainty design as a sweep into DIR/uncertainty.csv (the

@@ -431,6 +431,9 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
     unsigned counts[CLAIM_NVERDICTS] = { 0 }, fits = 0;
     GString *fit_names = g_string_new(NULL);
     bool ok = true;
+    JsonBuilder *j = c->json;
+    json_builder_set_member_name(j, "statements");
+    json_builder_begin_array(j);
     for (size_t i = 0; ok && i < G_N_ELEMENTS(claim_statements); i++) {
         const ClaimStatement *s = &claim_statements[i];
         ClaimFigure f = { g_string_new(NULL), CLAIM_DISAGREES };
@@ -438,7 +441,26 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
         if ((ok = s->figure(c, &f, err))) {
             fprintf(out, "  \"%s\" (%s)\n    model: %s\n    rule: %s\n", s->quote, s->source,
                     f.model->str, s->rule);
-            if (is_fit_target(set, s->rows, fit_rows)) {
+            bool fit = is_fit_target(set, s->rows, fit_rows);
+            json_builder_begin_object(j);
+            json_builder_set_member_name(j, "quote");
+            json_builder_add_string_value(j, s->quote);
+            json_builder_set_member_name(j, "source");
+            json_builder_add_string_value(j, s->source);
+            json_builder_set_member_name(j, "model");
+            json_builder_add_string_value(j, f.model->str);
+            json_builder_set_member_name(j, "rule");
+            json_builder_add_string_value(j, s->rule);
+            json_builder_set_member_name(j, "verdict");
+            json_builder_add_string_value(j, claim_verdict_names[f.verdict]);
+            json_builder_set_member_name(j, "fit_target");
+            json_builder_add_boolean_value(j, fit);
+            if (fit) {
+                json_builder_set_member_name(j, "fit_rows");
+                json_builder_add_string_value(j, fit_rows->str);
+            }
+            json_builder_end_object(j);
+            if (fit) {
                 fprintf(out, "    verdict: FIT TARGET (the preset was calibrated to %s: "
                         "validation/measurements.ini; the rule gives %s, which is not agreement)\n\n",
                         fit_rows->str, claim_verdict_names[f.verdict]);
@@ -453,6 +475,16 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
         g_string_free(f.model, TRUE);
         g_string_free(fit_rows, TRUE);
     }
+    json_builder_end_array(j);
+    json_builder_set_member_name(j, "predictions");
+    json_builder_begin_object(j);
+    for (int v = 0; v < CLAIM_NVERDICTS; v++) {
+        json_builder_set_member_name(j, claim_verdict_names[v]);
+        json_builder_add_int_value(j, counts[v]);
+    }
+    json_builder_set_member_name(j, "fit_targets");
+    json_builder_add_int_value(j, fits);
+    json_builder_end_object(j);
     if (ok)
         fprintf(out, "  predictions: %u agree, %u partly, %u disagree, %u undecided; %u fit "
                 "target%s, not counted: %s\n\n", counts[CLAIM_AGREES], counts[CLAIM_PARTLY],

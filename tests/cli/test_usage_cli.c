@@ -339,6 +339,7 @@ START_TEST(json_has_schema)
     char *img = g_build_filename(src, "workloads", "images", "user-4k.img", NULL);
     char *asmf = g_build_filename(src, "workloads", "guest", "hello.asm", NULL);
     char *gtr = g_build_filename(dir, "gen.vmt", NULL), *scsv = g_build_filename(dir, "s.csv", NULL);
+    char *cdir = g_build_filename(dir, "claim", NULL);
     struct { const char *cmd; const char *args[12]; } cases[] = {
         {"replay", {"replay", "--json", "--no-progress", tr}},
         {"compare", {"compare", "--json", "--no-progress", tr}},
@@ -349,6 +350,7 @@ START_TEST(json_has_schema)
         {"run", {"run", "--json", asmf}},
         {"presets", {"presets", "show", "p4-northwood", "--json"}},
         {"gen", {"gen", "null", "--count", "10", "--json", "-o", gtr}},
+        {"claim", {"claim", "--quick", "--json", "--no-plots", "-u", "0", "-o", cdir}},
         {"sweep", {"sweep", "--kind", "lowmem", "--layouts", "3g1g", "--ram", "1G", "-q",
                    "--json", "-o", scsv}},
     };
@@ -373,6 +375,9 @@ START_TEST(json_has_schema)
         g_free(o), g_free(e);
     }
     g_remove(tr), g_remove(gtr), g_remove(scsv);
+    char *rm = g_strdup_printf("rm -rf '%s'", cdir);
+    ck_assert_int_eq(system(rm), 0);
+    g_free(rm), g_free(cdir);
     g_rmdir(dir);
     g_free(tr), g_free(dir), g_free(lk), g_free(img), g_free(asmf), g_free(gtr), g_free(scsv);
 }
