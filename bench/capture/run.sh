@@ -47,8 +47,13 @@ mv_=$(printf '%s\n' "${tv[@]}" | median)
 ml=$(printf '%s\n' "${tl[@]}" | median)
 "$build/vmsplit" import-capture -o "$work/trace.vmt.gz" "$work/s" 2>"$work/import.txt"
 tc=$( { timed "$build/vmsplit" import-capture -o "$work/trace2.vmt.gz" "$work/s" 2>/dev/null; } )
-raw=$(sed -n 's/.*references: \([0-9]*\) raw, \([0-9]*\) lines.*/\1/p' "$work/import.txt")
-lines=$(sed -n 's/.*references: \([0-9]*\) raw, \([0-9]*\) lines.*/\2/p' "$work/import.txt")
+raw=$(sed -n 's/.*references: \([0-9]*\) written as \([0-9]*\) lines.*/\1/p' "$work/import.txt")
+lines=$(sed -n 's/.*references: \([0-9]*\) written as \([0-9]*\) lines.*/\2/p' "$work/import.txt")
+if [ -z "$raw" ] || [ -z "$lines" ]; then
+    echo "bench capture: cannot read import-capture's summary:" >&2
+    cat "$work/import.txt" >&2
+    exit 1
+fi
 lraw=$(grep -c '^I\|^ [LSM]' "$work/lackey.log")
 sbytes=$(du -cb "$work"/s/vmcap.* | tail -1 | cut -f1)
 gzbytes=$(stat -c %s "$work/trace.vmt.gz")

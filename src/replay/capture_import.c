@@ -630,79 +630,6 @@ static gint proc_cmp(gconstpointer a, gconstpointer b)
     return ix->t_start < iy->t_start ? -1 : ix->t_start > iy->t_start;
 }
 
-static void header_line(Conv *c, const char *key, const char *value)
-{
-    char *v = g_strdup(value);
-    g_strdelimit(v, "\r\n", ' ');
-    g_string_append_printf(c->out.buf, "@%s %s\n", key, v);
-    g_free(v);
-}
-
-static void write_header(Conv *c, const Image *root, uint64_t raw, uint64_t runs, time_t oldest)
-{
-    const CaptureImportOptions *o = c->o;
-    g_string_append(c->out.buf, TRACE_VERSION_PREFIX " 2\n");
-    header_line(c, "source", "capture");
-    header_line(c, "command", o->command ? o->command : root->cmd);
-    char *when = NULL;
-    if (!o->captured) {
-        GDateTime *dt = g_date_time_new_from_unix_utc(oldest);
-        when = g_date_time_format_iso8601(dt);
-        g_date_time_unref(dt);
-    }
-    header_line(c, "captured", o->captured ? o->captured : when);
-    g_free(when);
-    header_line(c, "host", o->host ? o->host : g_get_host_name());
-    header_line(c, "tool", "vmsplit-cap " VMSPLIT_VERSION " (Valgrind tool vmcap, stream VMCAP01)");
-    char buf[512];
-    g_snprintf(buf, sizeof buf,
-               "x86-64 -> i686: each mapping to one range of [0x%llx, 0x%llx), first fit in order "
-               "of mapping; page offsets kept; %" PRIu64 " KiB below each stack for its growth",
-               CAPTURE_FOLD_LOW, CAPTURE_FOLD_HIGH, o->stack_reserve / 1024);
-    header_line(c, "fold", buf);
-    g_snprintf(buf, sizeof buf,
-               "one CPU: a process runs until a blocked syscall (may sleep, >= %" PRIu64
-               " us), its exit, or a syscall after %" PRIu64 " user instructions while others wait",
-               o->block_us, o->slice_insns);
-    header_line(c, "order", buf);
-    if (o->window || o->window_lines) {
-        char *w = o->window_lines
-                      ? g_strdup_printf("%s%sthe first %" PRIu64 " reference lines of the capture, to "
-                                        "the next syscall (processes still running then have no exit)",
-                                        o->window ? o->window : "", o->window ? "; " : "",
-                                        o->window_lines)
-                      : g_strdup(o->window);
-        header_line(c, "window", w);
-        g_free(w);
-    }
-    for (char **kv = o->header_extra; kv && *kv; kv++) {
-        const char *eq = strchr(*kv, '=');
-        g_assert(eq); /* checked by the caller */
-        char *k = g_strndup(*kv, (gsize)(eq - *kv));
-        header_line(c, k, eq + 1);
-        g_free(k);
-    }
-    g_snprintf(buf, sizeof buf, "%" PRIu64, runs);
-    header_line(c, "refs-merged", buf);
-    g_snprintf(buf, sizeof buf, "%" PRIu64, raw);
-    header_line(c, "refs-raw", buf);
-}
-
-void capture_import_options_init(CaptureImportOptions *o)
-{
-    memset(o, 0, sizeof *o);
-    o->block_us = 100;
-    o->slice_insns = 100000000;
-    o->stack_reserve = 8u << 20;
-}
-
-void capture_import_stats_clear(CaptureImportStats *s)
-{
-    if (s->notes)
-        g_string_free(s->notes, TRUE);
-    memset(s, 0, sizeof *s);
-}
-
 static void proc_free(Proc *p)
 {
     capture_stream_close(p->rd);
@@ -785,7 +712,7 @@ static bool convert(const char *dir, const char *out_path, const CaptureImportOp
     bool out_is_open = ok;
     if (ok) {
         Proc *root = g_ptr_array_index(c.order, 0);
-        write_header(&c, g_ptr_array_index(root->images, 0), hdr ? hdr[1] : raw,
+        capture_write_header(&c.out, o, g_ptr_array_index(root->images, 0), hdr ? hdr[1] : raw,
                      hdr ? hdr[0] : runs, oldest);
         st->processes = c.order->len;
         for (guint i = 0; ok && i < c.order->len; i++) {

@@ -1,11 +1,15 @@
-/* The capture importer's output sink and its index pass over each stream
- * (capture_priv.h). */
+/* The capture importer's output sink, the trace header and the index pass
+ * over each stream (capture_priv.h). */
 #include "replay/capture_priv.h"
 
+#include "config.h"
+#include "replay/capture_fold.h"
+#include "replay/capture_import.h"
 #include "replay/capture_stream.h"
 #include "replay/trace.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -244,5 +248,82 @@ GPtrArray *capture_images_list(const char *dir, time_t *oldest, GError **err)
     }
     g_ptr_array_sort(ims, image_cmp);
     return ims;
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Header and options.                                                 */
+
+static void header_line(Out *out, const char *key, const char *value)
+{
+    char *v = g_strdup(value);
+    g_strdelimit(v, "\r\n", ' ');
+    g_string_append_printf(out->buf, "@%s %s\n", key, v);
+    g_free(v);
+}
+
+void capture_write_header(Out *out, const CaptureImportOptions *o, const Image *root, uint64_t raw,
+                          uint64_t runs, time_t oldest)
+{
+    g_string_append(out->buf, TRACE_VERSION_PREFIX " 2\n");
+    header_line(out, "source", "capture");
+    header_line(out, "command", o->command ? o->command : root->cmd);
+    char *when = NULL;
+    if (!o->captured) {
+        GDateTime *dt = g_date_time_new_from_unix_utc(oldest);
+        when = g_date_time_format_iso8601(dt);
+        g_date_time_unref(dt);
+    }
+    header_line(out, "captured", o->captured ? o->captured : when);
+    g_free(when);
+    header_line(out, "host", o->host ? o->host : g_get_host_name());
+    header_line(out, "tool", "vmsplit-cap " VMSPLIT_VERSION " (Valgrind tool vmcap, stream VMCAP01)");
+    char buf[512];
+    g_snprintf(buf, sizeof buf,
+               "x86-64 -> i686: each mapping to one range of [0x%llx, 0x%llx), first fit in order "
+               "of mapping; page offsets kept; %" PRIu64 " KiB below each stack for its growth",
+               CAPTURE_FOLD_LOW, CAPTURE_FOLD_HIGH, o->stack_reserve / 1024);
+    header_line(out, "fold", buf);
+    g_snprintf(buf, sizeof buf,
+               "one CPU: a process runs until a blocked syscall (may sleep, >= %" PRIu64
+               " us), its exit, or a syscall after %" PRIu64 " user instructions while others wait",
+               o->block_us, o->slice_insns);
+    header_line(out, "order", buf);
+    if (o->window || o->window_lines) {
+        char *w = o->window_lines
+                      ? g_strdup_printf("%s%sthe first %" PRIu64 " reference lines of the capture, to "
+                                        "the next syscall (processes still running then have no exit)",
+                                        o->window ? o->window : "", o->window ? "; " : "",
+                                        o->window_lines)
+                      : g_strdup(o->window);
+        header_line(out, "window", w);
+        g_free(w);
+    }
+    for (char **kv = o->header_extra; kv && *kv; kv++) {
+        const char *eq = strchr(*kv, '=');
+        g_assert(eq); /* checked by the caller */
+        char *k = g_strndup(*kv, (gsize)(eq - *kv));
+        header_line(out, k, eq + 1);
+        g_free(k);
+    }
+    g_snprintf(buf, sizeof buf, "%" PRIu64, runs);
+    header_line(out, "refs-merged", buf);
+    g_snprintf(buf, sizeof buf, "%" PRIu64, raw);
+    header_line(out, "refs-raw", buf);
+}
+
+void capture_import_options_init(CaptureImportOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->block_us = 100;
+    o->slice_insns = 100000000;
+    o->stack_reserve = 8u << 20;
+}
+
+void capture_import_stats_clear(CaptureImportStats *s)
+{
+    if (s->notes)
+        g_string_free(s->notes, TRUE);
+    memset(s, 0, sizeof *s);
 }
 

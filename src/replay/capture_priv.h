@@ -3,6 +3,7 @@
 #ifndef VMSPLIT_REPLAY_CAPTURE_PRIV_H
 #define VMSPLIT_REPLAY_CAPTURE_PRIV_H
 
+#include "replay/capture_import.h"
 #include "replay/capture_syscall.h"
 
 #include <glib.h>
@@ -55,5 +56,11 @@ GPtrArray *capture_images_list(const char *dir, time_t *oldest, GError **err);
  * that the stream is whole. */
 bool capture_image_index(Image *im, GError **err);
 void capture_image_free(Image *im);
+
+/* The version line and the header: provenance, folding, order, window,
+ * extra keys, and the counts of reference lines (runs) and references
+ * (raw) the file holds. */
+void capture_write_header(Out *out, const CaptureImportOptions *o, const Image *root, uint64_t raw,
+                          uint64_t runs, time_t oldest);
 
 #endif

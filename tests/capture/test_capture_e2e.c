@@ -249,7 +249,7 @@ static GArray *round_pages(Trace *t, guint a, guint b, guint *distinct)
     guint nk = 0;
     for (guint i = a + 1; i < b; i++) {
         const char *l = g_ptr_array_index(t->lines, i);
-        if (!strchr("rwm", l[0]) || l[1] != ' ')
+        if (!l[0] || !strchr("rwm", l[0]) || l[1] != ' ')
             continue;
         char **g = g_strsplit(l, " ", -1);
         uint64_t addr = num(g[1]), size = num(g[2]);
@@ -358,7 +358,7 @@ static GPtrArray *tlb_view(Trace *t)
             }
             continue;
         }
-        if (!strchr("irwm", l[0]) || l[1] != ' ' || !cur)
+        if (!l[0] || !strchr("irwm", l[0]) || l[1] != ' ' || !cur)
             continue;
         char **g = g_strsplit(l, " ", -1);
         uint64_t addr = g_ascii_strtoull(g[1], NULL, 16);
