@@ -213,6 +213,82 @@ static void runs_flush(void)
     tl_assert(q_head == q_tail);
 }
 
+/* ---------------- pages whose next reference may fault ----------------
+ * Merging an instruction run across a data reference that faults in the
+ * replay would move fetches from after the fault to before it. Under 4g4g
+ * and KPTI the fault's kernel entry flushes the user TLB, so the unmerged
+ * stream fetches the code page again and misses, and the merged one would
+ * not (measured on gzip before this rule: 69 fewer ITLB misses of 7,406
+ * under 4g4g). So a data reference that may fault (the first reference to
+ * its page, or the first write, since the table was last cleared) closes
+ * the open instruction run, and a fetch that may fault (the first from its
+ * page) closes the open data run. The replay's faults happen only there: first
+ * touch (demand-zero, file, zero page) and first write (copy-on-write). The
+ * table forgets the writes at a fork (copy-on-write in both processes) and
+ * everything at a syscall that can change mappings or protections: never
+ * fewer splits than the replay's faults need; an extra split costs a few
+ * bytes and no figure. */
+#define PG_R 1
+#define PG_W 2
+#define PG_FRONT 512 /* a direct-mapped cache in front of the table */
+static UWord *pg_key; /* page + 1, or 0 for an empty slot */
+static UChar *pg_flag;
+static UWord pg_cap, pg_n;
+static UWord front_key[PG_FRONT];
+static UChar front_flag[PG_FRONT];
+
+static void pg_alloc(UWord cap)
+{
+    pg_cap = cap;
+    pg_n = 0;
+    pg_key = VG_(calloc)("vmcap.pages", cap, sizeof *pg_key);
+    pg_flag = VG_(calloc)("vmcap.pages", cap, sizeof *pg_flag);
+}
+
+static UChar *pg_slot(UWord page)
+{
+    if (pg_key == NULL) pg_alloc(1 << 14);
+    UWord mask = pg_cap - 1, i = (page * 0x9E3779B97F4A7C15ULL) >> 20 & mask;
+    while (pg_key[i] != 0 && pg_key[i] != page + 1) i = (i + 1) & mask;
+    if (pg_key[i] == 0) {
+        if (2 * (pg_n + 1) > pg_cap) { /* grow: rehash into twice the slots */
+            UWord *ok = pg_key, oc = pg_cap;
+            UChar *of = pg_flag;
+            pg_alloc(oc * 2);
+            for (UWord j = 0; j < oc; j++)
+                if (ok[j] != 0) *pg_slot(ok[j] - 1) = of[j];
+            VG_(free)(ok);
+            VG_(free)(of);
+            return pg_slot(page);
+        }
+        pg_key[i] = page + 1;
+        pg_flag[i] = 0;
+        pg_n++;
+    }
+    return &pg_flag[i];
+}
+
+/* Records a data reference (kind 1 read, 2 write, 3 modify) and says
+ * whether the replay may take a page fault at it. */
+static Bool pg_may_fault(Addr a, UWord kind)
+{
+    UWord page = a >> 12, f = page & (PG_FRONT - 1);
+    UChar need = kind == 1 ? PG_R : PG_W, set = kind == 1 ? PG_R : PG_R | PG_W;
+    if (LIKELY(front_key[f] == page + 1 && (front_flag[f] & need))) return False;
+    UChar *fl = pg_slot(page);
+    Bool fault = (*fl & need) == 0;
+    *fl |= set;
+    front_key[f] = page + 1;
+    front_flag[f] = *fl;
+    return fault;
+}
+
+static void pg_forget(UChar keep)
+{
+    for (UWord i = 0; i < pg_cap; i++) pg_flag[i] &= keep;
+    for (UWord i = 0; i < PG_FRONT; i++) front_flag[i] &= keep;
+}
+
 static VG_REGPARM(2) void vc_insns(Addr a, UWord n)
 {
     raw_refs += n;
@@ -220,6 +296,7 @@ static VG_REGPARM(2) void vc_insns(Addr a, UWord n)
         i_run->n += n;
         return;
     }
+    if (pg_may_fault(a, 1) && d_run) close_run(d_run); /* a fetch may fault too */
     if (i_run) close_run(i_run);
     i_run = open_run(0, a, 0);
     i_run->n = n;
@@ -234,6 +311,7 @@ static void data_one(Addr a, UWord size, UWord kind)
         d_run->n++;
         return;
     }
+    if (pg_may_fault(a, kind) && i_run) close_run(i_run);
     if (d_run) close_run(d_run);
     d_run = open_run((UChar)kind, a, (UChar)size);
     d_run->n = 1;
@@ -392,6 +470,15 @@ static void vc_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
     (void)nargs;
     Int lwp = lwp_for(tid);
     runs_flush();
+    switch (nr) { /* mappings or protections may have changed */
+    case __NR_mmap: case __NR_munmap: case __NR_mremap: case __NR_mprotect:
+    case __NR_brk: case __NR_madvise: case __NR_shmat: case __NR_shmdt:
+    case __NR_remap_file_pages: case __NR_pkey_mprotect:
+        pg_forget(0);
+        break;
+    default:
+        break;
+    }
     buf_room(32);
     put_u8(VMCAP_TAG_SYS_POST);
     put_le((ULong)(UInt)lwp, 4);
@@ -469,6 +556,7 @@ static void put_proc(void)
 static void vc_fork_pre(ThreadId tid)
 {
     (void)tid;
+    pg_forget(PG_R); /* every written page is copy-on-write in both now */
     runs_flush();
     buf_flush();
 }
