@@ -122,7 +122,7 @@ if (linear) {
 }
 set offsets graph 0.04, graph 0.12, graph 0.05, 0
 set grid xtics ytics lc rgb "#dddddd"
-set key outside right top box
+set key inside left top box opaque samplen 2 width -12
 set key title "layout" noenhanced
 if (band) {
     # Ingo Molnar, 9 Jul 2003: "0% to 30%" for typical DB and networking
