@@ -290,8 +290,9 @@ static void user_work(StraceImporter *imp, PidState *ps, bool has_t, uint64_t st
     ev.u.user.pages = imp->opt.user_pages;
     ev.u.user.pattern = (uint8_t)imp->opt.user_pattern;
     /* A gap longer than one event may hold is several events, together
-     * the whole gap (a stop of hours: thousands of events, not a bad trace). */
-    uint64_t left = insns >= 1.8e19 ? UINT64_MAX : (uint64_t)insns;
+     * the whole gap, up to STRACE_MAX_GAP_INSNS. */
+    uint64_t left = (uint64_t)MIN(insns, (double)STRACE_MAX_GAP_INSNS);
+    imp->st.gaps_capped += insns > (double)STRACE_MAX_GAP_INSNS;
     while (left) {
         ev.u.user.insns = MIN(left, TRACE_USER_INSNS_MAX);
         left -= ev.u.user.insns;

@@ -60,6 +60,13 @@ void strace_import_options_init(StraceImportOptions *o);
 
 #define STRACE_IMPORT_SHOWN 5 /* bad lines kept verbatim for the report */
 
+/* The most user work one gap between a pid's calls becomes: 10^15
+ * instructions, 1000 `user` events of TRACE_USER_INSNS_MAX (almost six
+ * days of a 2 GHz CPU). A longer gap is a clock step or a damaged log,
+ * not work; it is cut to this and counted (gaps_capped), so that a bad
+ * timestamp cannot make billions of events. */
+#define STRACE_MAX_GAP_INSNS (1000 * TRACE_USER_INSNS_MAX)
+
 typedef struct {
     uint64_t lines, events, syscalls, user_events, user_insns;
     uint64_t pids;           /* distinct pids seen */
@@ -75,6 +82,7 @@ typedef struct {
     uint64_t misattributed;  /* a child announced for the wrong pending clone */
     uint64_t bytes_in, bytes_out;
     uint64_t gaps;           /* user gaps measured */
+    uint64_t gaps_capped;    /* gaps of more than STRACE_MAX_GAP_INSNS, cut to it */
     double gap_median_us;    /* median gap between a pid's syscalls, before overhead */
     char *shown[STRACE_IMPORT_SHOWN]; /* the first bad lines' messages */
     GHashTable *unknown_names;        /* interned name -> count (GUINT_TO_POINTER) */

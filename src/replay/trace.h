@@ -91,7 +91,7 @@ typedef struct {
 /* The largest INSNS of a `user` event (FORMAT.md): 10^12 instructions,
  * six minutes of one 2.8 GHz CPU at one instruction a cycle without a
  * system call. A replay runs it in ECX-sized runs of the user loop, fast-
- * forwarded (kernel_model/userwork.h), in about a second of host time;
+ * forwarded (kernel_model/userwork.h), in 0.01-0.03 s of host time;
  * without a fast-forward (a random TLB policy) at the core's speed, hours.
  * A trace's sums stay far from 2^64 cycles. Longer work is several events
  * (the strace importer splits it). The reader rejects more. */

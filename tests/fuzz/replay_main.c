@@ -58,7 +58,8 @@ int main(int argc, char **argv)
             if (nm[0] != '.')
                 g_ptr_array_add(names, g_build_filename(argv[i], nm, NULL));
         g_dir_close(d);
-        qsort(names->pdata, names->len, sizeof(char *), cmp_str);
+        if (names->len)          /* pdata is NULL in an empty array */
+            qsort(names->pdata, names->len, sizeof(char *), cmp_str);
         for (guint k = 0; k < names->len; k++)
             n += run_file(names->pdata[k]);
         g_ptr_array_free(names, TRUE);

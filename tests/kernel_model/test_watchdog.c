@@ -191,6 +191,27 @@ START_TEST(import_splits_long_gap)
 }
 END_TEST
 
+/* Found by tests/fuzz (strace, regress/strace/timeout-huge-gap): a
+ * timestamp 10^10 s after the last one made 2 * 10^7 user events of
+ * 10^12 and hung the import. A gap is cut to STRACE_MAX_GAP_INSNS
+ * (1000 events) and counted. */
+START_TEST(import_caps_absurd_gap)
+{
+    StraceImportOptions o;
+    strace_import_options_init(&o);
+    uint64_t acc[3] = { 0 };
+    StraceImporter *imp = strace_importer_new(&o, "jump.strace", no_header, sum_user, acc);
+    GError *err = NULL;
+    ck_assert(strace_importer_feed(imp, "1 1000000000.000000 getpid() = 1 <0.000000>", 1, &err));
+    ck_assert(strace_importer_feed(imp, "1 11000000000.000000 getpid() = 1 <0.000000>", 2, &err));
+    strace_importer_finish(imp);
+    ck_assert_uint_eq(strace_importer_stats(imp)->gaps_capped, 1);
+    strace_importer_free(imp);
+    ck_assert_uint_eq(acc[0], 1000);
+    ck_assert_uint_eq(acc[1], STRACE_MAX_GAP_INSNS);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("watchdog");
@@ -200,6 +221,7 @@ int main(void)
     tcase_add_test(tc, stub_runaway_caught);
     tcase_add_test(tc, trace_user_limit);
     tcase_add_test(tc, import_splits_long_gap);
+    tcase_add_test(tc, import_caps_absurd_gap);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

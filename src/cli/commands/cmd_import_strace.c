@@ -89,6 +89,9 @@ static void print_summary(const char *in, const StraceImportStats *s,
     if (s->roots > 1)
         fprintf(f, "  %" G_GUINT64_FORMAT " pids have no fork in the trace (attached, or their "
                 "parent's clone could not be told)\n", s->roots);
+    if (s->gaps_capped)
+        fprintf(f, "  %" G_GUINT64_FORMAT " gaps longer than 10^15 instructions (a clock step?) "
+                "were cut to that\n", s->gaps_capped);
     if (s->misattributed)
         fprintf(f, "  %" G_GUINT64_FORMAT " children were announced for the wrong clone\n",
                 s->misattributed);
