@@ -1,13 +1,14 @@
-/* CSV as vmsplit writes and reads it (RFC 4180 with '#' comment lines):
+/* CSV as vmsplit writes and reads it (RFC 4180; it reads '#' comment lines):
  *
- *   # vmsplit-sweep v1 kind=lowmem layout=3g1g,4g4g ram_mib=1024,2048
  *   layout,ram_mib,mem_total_kb,...        <- header: column names
  *   3g1g,1024,1031528,...                  <- one record per line
  *
  * Fields holding ',', '"', '\r' or '\n' (or leading/trailing blanks) are
- * quoted, with '"' doubled inside. Lines starting with '#' outside a quoted
- * field are comments; the ones before the header are kept (a sweep records
- * its definition there), others are skipped. Empty lines are skipped.
+ * quoted, with '"' doubled inside. vmsplit writes no comment lines, but
+ * reads them: lines starting with '#' outside a quoted field are comments;
+ * the ones before the header are kept (sweep CSVs of earlier versions
+ * recorded their definition in line 1; sweep.h), others are skipped. Empty
+ * lines are skipped.
  *
  * Reading is strict: every record must have as many fields as the header;
  * an error names the file and the line and says what was expected. A file

@@ -50,10 +50,10 @@ static bool load_inputs(Merge *m, const char *const *inputs, GError **err)
         if (i == 0) {
             m->def = m->defs[0];
         } else if (!sweep_def_equal(m->def, m->defs[i], true)) {
-            char *a = sweep_def_to_comment(m->def, false);
-            char *b = sweep_def_to_comment(m->defs[i], false);
+            char *a = sweep_def_describe(m->def, false);
+            char *b = sweep_def_describe(m->defs[i], false);
             g_set_error(err, REPORT_ERROR, REPORT_ERROR_MISMATCH,
-                        "%s:1: not the same sweep as %s\n  %s:%s\n  %s:%s",
+                        "%s: not the same sweep as %s\n  %s: %s\n  %s: %s",
                         inputs[i], inputs[0], inputs[0], a, inputs[i], b);
             g_free(a);
             g_free(b);
@@ -142,7 +142,12 @@ static void missing_error(const Merge *m, guint missing, GError **err)
 static bool write_output(const Merge *m, const char *out_path, MergeResult *res,
                          GError **err)
 {
-    char *head = sweep_def_csv_head(m->def, false);
+    /* The record first (unsharded: the merged file is the whole sweep's),
+     * as a sweep writes it, so that a CSV never lacks its record. */
+    bool ok = sweep_record_write(m->def, out_path, false, false, err);
+    if (!ok)
+        return false;
+    char *head = sweep_def_csv_head(m->def);
     GString *all = g_string_new(head);
     g_free(head);
     for (guint i = 0; i < sweep_def_n_points(m->def); i++)
@@ -150,8 +155,8 @@ static bool write_output(const Merge *m, const char *out_path, MergeResult *res,
             g_string_append(all, m->rows[i]);
             res->present++;
         }
-    bool ok = g_file_set_contents_full(out_path, all->str, (gssize)all->len,
-                                       G_FILE_SET_CONTENTS_CONSISTENT, 0644, err);
+    ok = g_file_set_contents_full(out_path, all->str, (gssize)all->len,
+                                  G_FILE_SET_CONTENTS_CONSISTENT, 0644, err);
     g_string_free(all, TRUE);
     return ok;
 }

@@ -1,12 +1,14 @@
 /* `vmsplit merge`: combine the CSVs of a sharded sweep (sweep.h) into the
  * file the unsharded sweep would have written.
  *
- * Every input must carry the same sweep line (shards aside) and the same
+ * Every input must carry the same sweep record (its OUT.meta.json, or the
+ * legacy comment line; shards aside) and the same
  * header; every row must be a point of that sweep (and of its file's
  * shard), no point may appear twice, and, unless allow_missing, every point
  * must be present. Errors name the file and line (and for a doubled point
- * both places). The output holds the rows in point order under the
- * unsharded sweep line, so it equals an unsharded run byte for byte. */
+ * both places). The output holds the rows in point order and its record
+ * is the unsharded sweep's, so both equal an unsharded run's byte for byte
+ * (legacy inputs included: merging one old CSV converts it). */
 #ifndef VMSPLIT_REPORT_MERGE_H
 #define VMSPLIT_REPORT_MERGE_H
 

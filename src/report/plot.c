@@ -20,7 +20,7 @@ typedef struct {
     const char *xcol;                 /* excluded from grouping */
     const char *xparam;               /* sweep parameter x derives from (a replay
                                        * sweep's rate): not a group either */
-    const char *const *groups;        /* candidate group columns (no sweep line) */
+    const char *const *groups;        /* candidate group columns (no sweep record) */
     PlotVarsFn vars;
     const char *const *always;        /* group columns taken whenever present */
 } PlotKindPriv;
@@ -195,19 +195,6 @@ const PlotKind *plot_kind_lookup(const char *name, GError **err)
     return NULL;
 }
 
-/* The value of "kind=" in a vmsplit-sweep comment line, or NULL. */
-static char *sweep_kind(const CsvTable *t)
-{
-    if (!t->comments->len)
-        return NULL;
-    const char *c = t->comments->pdata[0];
-    const char *k = strstr(c, " kind=");
-    if (!strstr(c, "vmsplit-sweep") || !k)
-        return NULL;
-    k += 6;
-    return g_strndup(k, strcspn(k, " \t"));
-}
-
 /* Whether column c exists and has two different values. */
 static bool varies(const CsvTable *t, const char *c)
 {
@@ -220,7 +207,14 @@ static bool varies(const CsvTable *t, const char *c)
 
 const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
 {
-    char *sk = sweep_kind(t);
+    /* The sweep's kind from its record (sweep.h: OUT.meta.json or a legacy
+     * comment line); an unreadable record is an error, not a guess. */
+    GError *e = NULL;
+    char *sk = sweep_record_kind(t, &e);
+    if (e) {
+        g_propagate_error(err, e);
+        return NULL;
+    }
     const char *name = NULL;
     if (sk && !strcmp(sk, "lowmem"))
         name = "lowmem";
@@ -241,7 +235,7 @@ const PlotKind *plot_kind_detect(const CsvTable *t, GError **err)
     g_free(sk);
     if (!name) {
         g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "%s: cannot tell which plot this CSV is for (no sweep line and "
+                    "%s: cannot tell which plot this CSV is for (no sweep record and "
                     "no known columns); use --kind", t->path);
         return NULL;
     }

@@ -30,8 +30,9 @@ typedef struct PlotKind {
  * kpti). */
 const PlotKind *const *plot_kind_all(void);
 const PlotKind *plot_kind_lookup(const char *name, GError **err);
-/* The kind a CSV calls for: from its sweep line (kind=lowmem -> lowmem,
- * tlbsim -> tlb), else from its columns. */
+/* The kind a CSV calls for: from its sweep record (sweep.h: OUT.meta.json
+ * beside it, or a legacy comment line; kind=lowmem -> lowmem, tlbsim ->
+ * tlb), else from its columns. */
 const PlotKind *plot_kind_detect(const CsvTable *t, GError **err);
 
 /* Absolute paths, newly allocated; NULL with an error saying what to

@@ -184,27 +184,22 @@ static bool out_take_rows(Out *w, const SweepDef *d, const CsvTable *t, GError *
     return ok;
 }
 
-/* Check an existing file's sweep line and header against d. */
-static bool check_same_sweep(const SweepDef *d, const CsvTable *t, GError **err)
+/* Check the recorded definition `old` and the file's header against d. */
+static bool check_same_sweep(const SweepDef *d, const SweepDef *old, const CsvTable *t,
+                             GError **err)
 {
-    SweepDef *old = sweep_def_from_table(t, err);
-    if (!old) {
-        g_prefix_error(err, "cannot resume into an existing file: ");
-        return false;
-    }
-    bool same = sweep_def_equal(d, old, false);
-    if (!same) {
-        char *a = sweep_def_to_comment(old, true), *b = sweep_def_to_comment(d, true);
+    if (!sweep_def_equal(d, old, false)) {
+        char *a = sweep_def_describe(old, true), *b = sweep_def_describe(d, true);
+        char *side = sweep_record_path(t->path);
         g_set_error(err, REPORT_ERROR, REPORT_ERROR_MISMATCH,
-                    "%s:1: this CSV holds another sweep; refusing to mix them "
-                    "(use another -o, or delete the file to start over)\n"
-                    "  in the file:%s\n  requested:  %s", t->path, a, b);
+                    "%s: this CSV holds another sweep; refusing to mix them "
+                    "(use another -o, or delete the file and %s to start over)\n"
+                    "  in the file: %s\n  requested:   %s", t->path, side, a, b);
+        g_free(side);
         g_free(a);
         g_free(b);
-    }
-    sweep_def_free(old);
-    if (!same)
         return false;
+    }
     char **header = sweep_def_header(d);
     bool ok = t->header->len == g_strv_length(header);
     for (guint i = 0; ok && i < t->header->len; i++)
@@ -220,29 +215,83 @@ static bool check_same_sweep(const SweepDef *d, const CsvTable *t, GError **err)
     return ok;
 }
 
+/* The file as it should be: the header, then the rows in w->order. */
+static char *out_text(const Out *w, const SweepDef *d)
+{
+    GString *all = g_string_new(NULL);
+    char *head = sweep_def_csv_head(d);
+    g_string_append(all, head);
+    g_free(head);
+    for (guint i = 0; i < w->order->len; i++)
+        g_string_append(all, g_hash_table_lookup(w->rows, GUINT_TO_POINTER(
+                                 g_array_index(w->order, guint, i))));
+    return g_string_free(all, FALSE);
+}
+
+/* Rewrite the CSV from what w holds: temporary file, fsync, rename, so that
+ * a crash leaves the old or the new. */
+static bool out_rewrite(const Out *w, const SweepDef *d, GError **err)
+{
+    char *text = out_text(w, d);
+    bool ok = g_file_set_contents_full(w->path, text, -1,
+                                       G_FILE_SET_CONTENTS_CONSISTENT |
+                                           G_FILE_SET_CONTENTS_DURABLE,
+                                       0644, err);
+    g_free(text);
+    return ok;
+}
+
 /* Resume from an existing file: false with err set if it cannot be used;
- * *fresh set when it holds no header yet (start it over). */
+ * *fresh set when it holds no header yet (start it over). A file from
+ * before the sidecar (its record in a comment line) is converted: sidecar
+ * written first, then the CSV rewritten without the line. */
 static bool out_resume(Out *w, const SweepDef *d, bool *fresh, SweepResult *res,
                        GError **err)
 {
     CsvTable *t = csv_read_file(w->path, CSV_READ_ALLOW_TORN | CSV_READ_ALLOW_EMPTY, err);
     if (!t)
         return false;
+    SweepRecordSource src;
+    GError *e = NULL;
+    SweepDef *old = sweep_record_read(t, &src, &e);
     bool ok = true;
     if (!t->header) {
-        /* Nothing but (perhaps torn) comment lines: a sweep killed before
-         * its header was out, or an empty file. */
-        *fresh = t->comments->len == 0 ||
-                 strstr(t->comments->pdata[0], "vmsplit-sweep") != NULL;
+        /* No header yet: a sweep killed before its header was out (its
+         * record is there), or an empty file. Nothing to keep. */
+        g_clear_error(&e);
+        *fresh = src != SWEEP_RECORD_NONE ||
+                 (t->comments->len == 0 && !t->torn && t->complete_len == 0);
         if (!*fresh) {
             g_set_error(err, REPORT_ERROR, REPORT_ERROR_MISMATCH,
                         "%s: exists and is not a vmsplit sweep CSV; refusing to "
                         "overwrite it", w->path);
             ok = false;
         }
+    } else if (!old) {
+        if (e) {
+            g_propagate_prefixed_error(err, e, "cannot resume into %s: ", w->path);
+        } else {
+            char *side = sweep_record_path(w->path);
+            g_set_error(err, REPORT_ERROR, REPORT_ERROR_MISMATCH,
+                        "%s: exists without its sweep record %s (not a CSV written by "
+                        "'vmsplit sweep', or the record was lost); refusing to resume "
+                        "into it or overwrite it", w->path, side);
+            g_free(side);
+        }
+        ok = false;
     } else {
-        ok = check_same_sweep(d, t, err) && out_take_rows(w, d, t, err);
-        if (ok && t->torn) {
+        ok = check_same_sweep(d, old, t, err) && out_take_rows(w, d, t, err);
+        if (ok && t->comments->len) {
+            /* Legacy record (or stray comments): the record goes to the
+             * sidecar, then the CSV loses its comment lines (and a torn
+             * last line with them). */
+            ok = sweep_record_write(d, w->path, true, true, err) && out_rewrite(w, d, err);
+            if (ok && t->torn)
+                res->repaired = true;
+            if (!ok)
+                g_prefix_error(err, "converting %s to a CSV with a sidecar record: ",
+                               w->path);
+        } else if (ok && t->torn) {
             if (truncate(w->path, (off_t)t->complete_len) != 0)
                 ok = io_error(w->path, "cut the torn last line", err);
             else
@@ -250,22 +299,26 @@ static bool out_resume(Out *w, const SweepDef *d, bool *fresh, SweepResult *res,
         }
         res->resumed = w->order->len;
     }
+    sweep_def_free(old);
     csv_table_free(t);
     return ok;
 }
 
-/* Open the output: resume from an existing file or start a new one. */
+/* Open the output: resume from an existing file or start a new one (its
+ * sidecar first, so that a CSV with a header always has its record). */
 static bool out_open(Out *w, const SweepDef *d, SweepResult *res, GError **err)
 {
     bool fresh = !g_file_test(w->path, G_FILE_TEST_EXISTS);
     if (!fresh && !out_resume(w, d, &fresh, res, err))
+        return false;
+    if (fresh && !sweep_record_write(d, w->path, true, w->fsync, err))
         return false;
     w->f = fopen(w->path, fresh ? "w" : "a");
     if (!w->f)
         return io_error(w->path, fresh ? "create" : "open for appending", err);
     if (!fresh)
         return true;
-    char *head = sweep_def_csv_head(d, true);
+    char *head = sweep_def_csv_head(d);
     bool ok = out_put(w, head, err);
     g_free(head);
     return ok;
@@ -286,18 +339,7 @@ static bool out_sort(Out *w, const SweepDef *d, GError **err)
     if (sorted)
         return true;
     g_array_sort(w->order, cmp_uint);
-    char *head = sweep_def_csv_head(d, true);
-    GString *all = g_string_new(head);
-    g_free(head);
-    for (guint i = 0; i < w->order->len; i++)
-        g_string_append(all, g_hash_table_lookup(w->rows, GUINT_TO_POINTER(
-                                 g_array_index(w->order, guint, i))));
-    /* Temporary file, fsync, rename: a crash leaves the old or the new. */
-    bool ok = g_file_set_contents_full(w->path, all->str, (gssize)all->len,
-                                       G_FILE_SET_CONTENTS_CONSISTENT |
-                                           G_FILE_SET_CONTENTS_DURABLE,
-                                       0644, err);
-    g_string_free(all, TRUE);
+    bool ok = out_rewrite(w, d, err);
     if (!ok)
         g_prefix_error(err, "writing the sorted CSV: ");
     return ok;

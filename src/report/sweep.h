@@ -7,14 +7,19 @@
  * number fixes the order of rows in every CSV, so the file is the same
  * whatever -j is, and merged shards equal the unsharded run byte for byte.
  *
- * The CSV starts with one comment line recording the definition,
+ * The CSV is plain RFC 4180: its first line is the header (parameter
+ * columns, then the runner's figures), then the rows. The parameter
+ * columns are the point's key: resume skips points already present and
+ * merge checks that no point is missing or doubled. The definition itself
+ * (kind, every parameter list, the shard) is recorded beside the CSV in a
+ * sidecar, OUT.meta.json (sweep_record.c; docs/sweep.md says why not in the
+ * CSV). CSVs written before the sidecar existed carry the definition in a
+ * first comment line instead,
  *
  *   # vmsplit-sweep v1 kind=lowmem layout=3g1g,4g4g struct_page=32 ram_mib=1024,2048
  *
- * (values %-escaped; "shard=K/N" appended in a shard's file), then the
- * header (parameter columns, then the runner's figures), then the rows.
- * The parameter columns are the point's key: resume skips points already
- * present and merge checks that no point is missing or doubled.
+ * which is still read; resuming such a file converts it (the line moves to
+ * the sidecar) and merging it writes the new form.
  *
  * Nothing is lost: each finished point's row is appended and flushed (and
  * fsync'ed with SweepOptions.fsync) before the next one is reported; rows
@@ -63,14 +68,18 @@ void sweep_def_point(const SweepDef *d, guint index, const char **values);
 int sweep_def_find(const SweepDef *d, const char *const *values);
 /* CSV header: parameter columns then figures (NULL-terminated, g_strfreev). */
 char **sweep_def_header(const SweepDef *d);
-/* The comment line's text (after '#'), with or without the shard. */
-char *sweep_def_to_comment(const SweepDef *d, bool with_shard);
-/* The first two lines of the sweep's CSV: "#" + comment, and the header. */
-char *sweep_def_csv_head(const SweepDef *d, bool with_shard);
-/* Parse a comment written by sweep_def_to_comment; path and line name it
- * in errors. NULL if the line is not a sweep line at all and err unset. */
-SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,
-                                 GError **err);
+/* The header line of the sweep's CSV, with its '\n'. */
+char *sweep_def_csv_head(const SweepDef *d);
+/* Values recorded by sweep_record.c: taken verbatim (they were canonical
+ * when written; no check() runs, so that a merge needs neither the traces
+ * nor the presets), only a repeated value is an error. */
+bool sweep_def_add_recorded(SweepDef *d, const char *column, const char *value,
+                            GError **err);
+guint sweep_def_n_values(const SweepDef *d, size_t param);
+const char *sweep_def_value(const SweepDef *d, size_t param, guint j);
+/* One line for messages: "kind=lowmem layout=3g1g,4g4g ram_mib=1024"
+ * (values %-escaped), with " shard=K/N" if asked and sharded. */
+char *sweep_def_describe(const SweepDef *d, bool with_shard);
 bool sweep_def_equal(const SweepDef *a, const SweepDef *b, bool ignore_shard);
 /* "layout=3g1g, ram_mib=1024" for messages. */
 char *sweep_def_describe_point(const SweepDef *d, const char *const *values);
@@ -98,8 +107,41 @@ typedef struct {
 bool sweep_run(const SweepDef *d, const char *out_path, const SweepOptions *o,
                SweepResult *res, GError **err);
 
-/* Parse a CSV's sweep comment (first comment line): NULL with err set if
- * the file has none or an unreadable one. */
+/* ---- the record of a sweep beside its CSV (sweep_record.c) ------------- */
+
+/* OUT.meta.json for OUT: the name appended, so that any CSV name works. */
+char *sweep_record_path(const char *csv_path);
+/* The sidecar's JSON text ("schema": SWEEP_RECORD_SCHEMA). */
+#define SWEEP_RECORD_SCHEMA "vmsplit.sweep-meta/1"
+char *sweep_record_to_json(const SweepDef *d, bool with_shard);
+/* Parse a sidecar's text; `where` names it in errors. */
+SweepDef *sweep_record_from_json(const char *text, gsize len, const char *where,
+                                 GError **err);
+/* Write csv_path's sidecar (temporary file + rename; fsync'ed if durable);
+ * without with_shard it records the whole sweep (a merge's output). */
+bool sweep_record_write(const SweepDef *d, const char *csv_path, bool with_shard,
+                        bool durable, GError **err);
+
+typedef enum {
+    SWEEP_RECORD_NONE,       /* neither a sidecar nor a sweep comment line */
+    SWEEP_RECORD_SIDECAR,    /* OUT.meta.json */
+    SWEEP_RECORD_LEGACY,     /* "# vmsplit-sweep v1 ..." as the CSV's line 1 */
+} SweepRecordSource;
+/* The definition of the sweep that wrote t (read from t->path): from the
+ * sidecar if there is one, else from a legacy comment line. NULL with err
+ * unset and *src = SWEEP_RECORD_NONE if there is neither; NULL with err set
+ * if the one there is cannot be read. */
+SweepDef *sweep_record_read(const CsvTable *t, SweepRecordSource *src, GError **err);
+/* The same, but NULL with an error (naming the missing sidecar) when there
+ * is none: for merge and resume, which need it. */
 SweepDef *sweep_def_from_table(const CsvTable *t, GError **err);
+/* Only the kind ("lowmem"), for plot: NULL with err unset if there is no
+ * record; an unreadable sidecar is an error. The kind need not be known to
+ * this build. */
+char *sweep_record_kind(const CsvTable *t, GError **err);
+/* Parse a legacy comment line's text (after '#'); path and line name it in
+ * errors. NULL with err unset if the line is not a sweep line at all. */
+SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,
+                                 GError **err);
 
 #endif

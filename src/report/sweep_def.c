@@ -1,14 +1,11 @@
-/* Sweep definitions: parameter lists, canonical values, point numbering and
- * the "# vmsplit-sweep" comment line (see sweep.h). */
+/* Sweep definitions: parameter lists, canonical values, point numbering
+ * (see sweep.h). Their record beside the CSV is sweep_record.c's. */
 #include "report/sweep.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SWEEP_COMMENT_TAG "vmsplit-sweep"
-#define SWEEP_COMMENT_VERSION "v1"
 
 struct SweepDef {
     const SweepRunner *runner;
@@ -288,21 +285,39 @@ char *sweep_def_describe_point(const SweepDef *d, const char *const *values)
     return g_string_free(s, FALSE);
 }
 
-char *sweep_def_csv_head(const SweepDef *d, bool with_shard)
+char *sweep_def_csv_head(const SweepDef *d)
 {
-    char *comment = sweep_def_to_comment(d, with_shard);
     char **header = sweep_def_header(d);
-    GString *s = g_string_new("#");
-    g_string_append(s, comment);
-    g_string_append_c(s, '\n');
+    GString *s = g_string_new(NULL);
     csv_append_record(s, (const char *const *)header, g_strv_length(header));
     g_strfreev(header);
-    g_free(comment);
     return g_string_free(s, FALSE);
 }
 
-/* Values in the comment line: bytes outside a small safe set become %XX,
- * so that ',', ' ', '=' and '%' in a file name cannot break the line. */
+bool sweep_def_add_recorded(SweepDef *d, const char *column, const char *value,
+                            GError **err)
+{
+    g_assert(!d->finished);
+    int i = sweep_runner_param(d->runner, column);
+    g_assert(i >= 0);
+    return add_canonical(d, i, g_strdup(value), err);
+}
+
+guint sweep_def_n_values(const SweepDef *d, size_t param)
+{
+    g_assert(param < d->runner->n_params);
+    return d->lists[param]->len;
+}
+
+const char *sweep_def_value(const SweepDef *d, size_t param, guint j)
+{
+    g_assert(param < d->runner->n_params && j < d->lists[param]->len);
+    return d->lists[param]->pdata[j];
+}
+
+/* Values in the one-line description: bytes outside a small safe set
+ * become %XX, so that ',', ' ', '=' and '%' in a file name cannot make it
+ * ambiguous (the same escaping as the legacy comment line). */
 static void escape_append(GString *s, const char *v)
 {
     for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
@@ -313,9 +328,9 @@ static void escape_append(GString *s, const char *v)
     }
 }
 
-char *sweep_def_to_comment(const SweepDef *d, bool with_shard)
+char *sweep_def_describe(const SweepDef *d, bool with_shard)
 {
-    GString *s = g_string_new(" " SWEEP_COMMENT_TAG " " SWEEP_COMMENT_VERSION " kind=");
+    GString *s = g_string_new("kind=");
     escape_append(s, d->runner->kind);
     for (size_t i = 0; i < d->runner->n_params; i++) {
         g_string_append_printf(s, " %s=", d->runner->params[i].column);
@@ -328,139 +343,6 @@ char *sweep_def_to_comment(const SweepDef *d, bool with_shard)
     if (with_shard && d->shard_n > 1)
         g_string_append_printf(s, " shard=%u/%u", d->shard_k, d->shard_n);
     return g_string_free(s, FALSE);
-}
-
-static char *unescape(const char *v)
-{
-    GString *s = g_string_new(NULL);
-    for (const char *p = v; *p; p++) {
-        if (*p != '%') {
-            g_string_append_c(s, *p);
-            continue;
-        }
-        int hi = g_ascii_xdigit_value(p[1]), lo = hi < 0 ? -1 : g_ascii_xdigit_value(p[2]);
-        if (hi < 0 || lo < 0) {
-            g_string_free(s, TRUE);
-            return NULL;
-        }
-        g_string_append_c(s, (char)(hi << 4 | lo));
-        p += 2;
-    }
-    return g_string_free(s, FALSE);
-}
-
-/* Values of one "column=v1,v2" token, taken verbatim (they were canonical
- * when written). */
-static bool parse_list_token(SweepDef *d, int i, const char *list, const char *where,
-                             GError **err)
-{
-    char **items = g_strsplit(list, ",", -1);
-    bool ok = true;
-    for (char **it = items; ok && *it; it++) {
-        char *v = unescape(*it);
-        if (!v || !*v) {
-            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                        "%s: bad value '%s' for %s in the sweep line", where, *it,
-                        d->runner->params[i].column);
-            g_free(v);
-            ok = false;
-        } else {
-            ok = add_canonical(d, i, v, err);
-            if (!ok)
-                g_prefix_error(err, "%s: ", where);
-        }
-    }
-    g_strfreev(items);
-    return ok;
-}
-
-static bool parse_token(SweepDef *d, const char *tok, const char *where, GError **err)
-{
-    const char *eq = strchr(tok, '=');
-    char *key = eq ? g_strndup(tok, (gsize)(eq - tok)) : g_strdup(tok);
-    bool ok = false;
-    int i = eq ? param_index(d->runner, key) : -1;
-    if (i >= 0 && !strcmp(d->runner->params[i].column, key)) {
-        if (d->lists[i]->len)
-            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                        "%s: %s appears twice in the sweep line", where, key);
-        else
-            ok = parse_list_token(d, i, eq + 1, where, err);
-    } else if (eq && !strcmp(key, "shard")) {
-        ok = sweep_def_set_shard(d, eq + 1, err);
-        if (!ok)
-            g_prefix_error(err, "%s: ", where);
-    } else {
-        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "%s: unexpected '%s' in the sweep line (a %s sweep has the "
-                    "parameters of 'vmsplit sweep --kind %s')", where, tok,
-                    d->runner->kind, d->runner->kind);
-    }
-    g_free(key);
-    return ok;
-}
-
-SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,
-                                 GError **err)
-{
-    char **tok = g_strsplit_set(text, " \t", -1);
-    GPtrArray *words = g_ptr_array_new();
-    for (char **t = tok; *t; t++)
-        if (**t)
-            g_ptr_array_add(words, *t);
-    char *where = g_strdup_printf("%s:%u", path, line);
-    SweepDef *d = NULL;
-    const SweepRunner *r = NULL;
-    if (words->len == 0 || strcmp(words->pdata[0], SWEEP_COMMENT_TAG))
-        goto out;  /* not a sweep line: no error */
-    if (words->len < 3 || strcmp(words->pdata[1], SWEEP_COMMENT_VERSION) ||
-        strncmp(words->pdata[2], "kind=", 5)) {
-        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "%s: expected '# " SWEEP_COMMENT_TAG " " SWEEP_COMMENT_VERSION
-                    " kind=KIND ...' (written by another vmsplit version?)", where);
-        goto out;
-    }
-    if (!(r = sweep_runner_lookup((char *)words->pdata[2] + 5, err))) {
-        g_prefix_error(err, "%s: ", where);
-        goto out;
-    }
-    d = sweep_def_new(r);
-    bool ok = true;
-    for (guint w = 3; ok && w < words->len; w++)
-        ok = parse_token(d, words->pdata[w], where, err);
-    for (size_t i = 0; ok && i < r->n_params; i++)
-        if (d->lists[i]->len == 0) {
-            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                        "%s: the sweep line has no values for %s", where,
-                        r->params[i].column);
-            ok = false;
-        }
-    if (ok)
-        ok = sweep_def_finish(d, err);
-    if (!ok) {
-        sweep_def_free(d);
-        d = NULL;
-    }
-out:
-    g_free(where);
-    g_ptr_array_unref(words);
-    g_strfreev(tok);
-    return d;
-}
-
-SweepDef *sweep_def_from_table(const CsvTable *t, GError **err)
-{
-    GError *e = NULL;
-    SweepDef *d = NULL;
-    if (t->comments->len)
-        d = sweep_def_from_comment(t->comments->pdata[0], t->path, 1, &e);
-    if (!d && !e)
-        g_set_error(&e, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "%s:1: expected a '# " SWEEP_COMMENT_TAG "' line recording the "
-                    "sweep (is this a CSV written by 'vmsplit sweep'?)", t->path);
-    if (e)
-        g_propagate_error(err, e);
-    return d;
 }
 
 bool sweep_def_equal(const SweepDef *a, const SweepDef *b, bool ignore_shard)

@@ -53,7 +53,7 @@ typedef struct {
 } SweepPoint;
 
 typedef struct SweepRunner {
-    const char *kind;        /* "lowmem": --kind and the CSV's sweep line */
+    const char *kind;        /* "lowmem": --kind and the sweep's record */
     const char *summary;
     const SweepParam *params;
     size_t n_params;

@@ -195,6 +195,48 @@ START_TEST(test_detect)
         csv_table_free(t);
         g_free(p);
     }
+    /* A replay sweep that does not vary the TLB sizes is plot 1; its
+     * columns alone (dtlb_entries present) would say tlb. Only the sweep's
+     * record -- the sidecar, or line 1 of a CSV from before the sidecar --
+     * tells, so this is what it must carry to plot. */
+    static const char rows[] = "workload,layout,dtlb_entries,syscalls_per_sec,overhead_pct\n"
+                               "gen:null,4g4g,0,1000,1.5\ngen:null,4g4g,0,10000,9.5\n";
+    char *csv = g_build_filename(tmpdir, "replay.csv", NULL);
+    char *meta = g_strconcat(csv, ".meta.json", NULL);
+    static const struct {
+        const char *record, *legacy, *kind;
+    } r[] = {
+        {NULL, "", "tlb"},
+        {"{\"schema\": \"vmsplit.sweep-meta/1\", \"kind\": \"replay\"}", "", "overhead"},
+        {NULL, "# vmsplit-sweep v1 kind=replay workload=gen:null\n", "overhead"},
+        {"{\"schema\": \"vmsplit.sweep-meta/1\", \"kind\": \"lowmem\"}", "", "lowmem"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(r); i++) {
+        g_unlink(meta);
+        if (r[i].record)
+            ck_assert(g_file_set_contents(meta, r[i].record, -1, NULL));
+        char *text = g_strconcat(r[i].legacy, rows, NULL);
+        ck_assert(g_file_set_contents(csv, text, -1, NULL));
+        g_free(text);
+        GError *err = NULL;
+        CsvTable *t = csv_read_file(csv, CSV_READ_STRICT, &err);
+        ck_assert_msg(t, "%s", err ? err->message : "");
+        const PlotKind *k = plot_kind_detect(t, &err);
+        ck_assert_msg(k && !strcmp(k->name, r[i].kind), "%zu: %s", i,
+                      err ? err->message : k->name);
+        csv_table_free(t);
+    }
+    /* An unreadable record is an error naming it, not a guess. */
+    ck_assert(g_file_set_contents(meta, "{\"schema\": \"vmsplit.sweep-meta/9\"}", -1, NULL));
+    GError *err = NULL;
+    CsvTable *t = csv_read_file(csv, CSV_READ_STRICT, &err);
+    ck_assert(!plot_kind_detect(t, &err));
+    ck_assert_msg(err && strstr(err->message, "replay.csv.meta.json: expected \"schema\""), "%s",
+                  err ? err->message : "(no error)");
+    g_clear_error(&err);
+    csv_table_free(t);
+    g_free(meta);
+    g_free(csv);
 }
 END_TEST
 

@@ -1,15 +1,19 @@
 /* The sweep engine and merge (src/report/sweep.h, merge.h) with a test
  * runner whose rows are simple enough to write out by hand: the expected
  * CSV below is the hand-worked cartesian product in odometer order (first
- * parameter slowest), with RFC 4180 quoting. Every run -- any -j, stopped
- * and resumed, torn and repaired, sharded and merged -- must give exactly
- * these bytes. */
+ * parameter slowest), with RFC 4180 quoting and the header as its first
+ * line. Every run -- any -j, stopped and resumed, torn and repaired,
+ * sharded and merged, converted from the legacy form -- must give exactly
+ * these bytes, and its record (OUT.meta.json) must say which sweep it is:
+ * that is checked by reading the JSON, not against the writer's bytes, and
+ * the reader is checked on hand-written records. */
 #include "report/csv.h"
 #include "report/merge.h"
 #include "report/sweep.h"
 
 #include <check.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 /* ---- the test runner: a (number), b (x|y|z), c (size in KiB) ---------- */
@@ -68,7 +72,9 @@ static const SweepRunner p_runner = {
 };
 
 /* a=1,2  b=x,y  c=1K,3K: 8 points, a slowest, c fastest. sum = a + c. */
-#define HEAD "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3\na,b,c,sum,note\n"
+#define HEAD "a,b,c,sum,note\n"
+/* The same sweep's record as CSVs carried it before the sidecar. */
+#define LEGACY "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3\n"
 #define R0 "1,x,1,2,\"b=x, \"\"q\"\"\"\n"
 #define R1 "1,x,3,4,\"b=x, \"\"q\"\"\"\n"
 #define R2 "1,y,1,2,\"b=y, \"\"q\"\"\"\n"
@@ -160,6 +166,56 @@ static GError *run_err(const SweepDef *d, const char *file, guint jobs)
     return err;
 }
 
+static char *meta(const char *csv)
+{
+    return g_strconcat(csv, ".meta.json", NULL);
+}
+
+/* Write csv's record for d as a sweep would (to set up a file by hand). */
+static void spit_meta(const char *csv, const SweepDef *d)
+{
+    GError *err = NULL;
+    ck_assert_msg(sweep_record_write(d, csv, true, false, &err), "%s", err ? err->message : "");
+}
+
+/* Comma-joined string array member of o. */
+static char *join_strings(JsonObject *o, const char *name)
+{
+    JsonArray *a = json_object_get_array_member(o, name);
+    ck_assert_msg(a, "no array %s", name);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < json_array_get_length(a); i++)
+        g_string_append_printf(s, "%s%s", i ? "," : "", json_array_get_string_element(a, i));
+    return g_string_free(s, FALSE);
+}
+
+/* csv's record, read as any JSON reader would: the schema, kind ttest, the
+ * lists a, b, c (comma-joined), the shard k/n. */
+static void assert_meta(const char *csv, const char *a, const char *b, const char *c,
+                        gint64 k, gint64 n)
+{
+    char *m = meta(csv);
+    JsonParser *p = json_parser_new();
+    GError *err = NULL;
+    ck_assert_msg(json_parser_load_from_file(p, m, &err), "%s", err ? err->message : "");
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    ck_assert_str_eq(json_object_get_string_member(o, "schema"), "vmsplit.sweep-meta/1");
+    ck_assert_str_eq(json_object_get_string_member(o, "kind"), "ttest");
+    JsonObject *params = json_object_get_object_member(o, "parameters");
+    ck_assert_uint_eq(json_object_get_size(params), 3);
+    const char *want[3][2] = {{"a", a}, {"b", b}, {"c", c}};
+    for (int i = 0; i < 3; i++) {
+        char *got = join_strings(params, want[i][0]);
+        ck_assert_str_eq(got, want[i][1]);
+        g_free(got);
+    }
+    JsonObject *sh = json_object_get_object_member(o, "shard");
+    ck_assert_int_eq(json_object_get_int_member(sh, "k"), k);
+    ck_assert_int_eq(json_object_get_int_member(sh, "n"), n);
+    g_object_unref(p);
+    g_free(m);
+}
+
 static guint count_lines(const char *s)
 {
     guint n = 0;
@@ -187,8 +243,8 @@ START_TEST(test_enumeration)
     }
     const char *foreign[] = {"3", "x", "1"};
     ck_assert_int_eq(sweep_def_find(d, foreign), -1);
-    char *c = sweep_def_to_comment(d, true);
-    ck_assert_str_eq(c, " vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3");
+    char *c = sweep_def_describe(d, true);
+    ck_assert_str_eq(c, "kind=ttest a=1,2 b=x,y c=1,3");
     g_free(c);
     sweep_def_free(d);
 }
@@ -245,6 +301,7 @@ START_TEST(test_j1_j2_same)
         ck_assert(r.complete);
         char *s = slurp(p);
         ck_assert_str_eq(s, EXPECTED);
+        assert_meta(p, "1,2", "x,y", "1,3", 1, 1);
         /* A rerun finds everything done and changes nothing. */
         r = run_ok(d, p, j, 0);
         ck_assert_uint_eq(r.resumed, 8);
@@ -274,7 +331,7 @@ START_TEST(test_stop_and_resume)
             ck_assert(!r.complete);
             ck_assert_uint_eq(r.computed, n);
             char *partial = slurp(p);
-            ck_assert_uint_eq(count_lines(partial), 2 + n);
+            ck_assert_uint_eq(count_lines(partial), 1 + n);
             g_free(partial);
             r = run_ok(d, p, 3 - j, 0);
             ck_assert(r.complete);
@@ -294,6 +351,7 @@ START_TEST(test_torn_last_line)
 {
     SweepDef *d = make_def("1,2", "x,y", "1K,3K", NULL);
     char *p = path("torn.csv");
+    spit_meta(p, d);
     /* Killed while writing the third row (in the middle of a quoted
      * field, so a naive reader would see one field too few). */
     spit(p, HEAD R0 R1 "1,y,1,2,\"b=y, \"\"");
@@ -305,12 +363,23 @@ START_TEST(test_torn_last_line)
     ck_assert_str_eq(s, EXPECTED);
     g_free(s);
     /* Cut even before the header was complete: starts over. */
-    spit(p, "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3\na,b,c,su");
+    spit(p, "a,b,c,su");
     r = run_ok(d, p, 1, 0);
     ck_assert_uint_eq(r.resumed, 0);
     s = slurp(p);
     ck_assert_str_eq(s, EXPECTED);
     g_free(s);
+    /* The same in the legacy form, without a sidecar: starts over in the
+     * new form. */
+    char *m = meta(p);
+    g_unlink(m);
+    spit(p, LEGACY "a,b,c,su");
+    r = run_ok(d, p, 1, 0);
+    ck_assert_uint_eq(r.resumed, 0);
+    s = slurp(p);
+    ck_assert_str_eq(s, EXPECTED);
+    g_free(s);
+    assert_meta(p, "1,2", "x,y", "1,3", 1, 1);
     /* Rows out of order (a -j 2 run killed) plus a torn line. */
     spit(p, HEAD R5 R0 R3 "2,y");
     r = run_ok(d, p, 1, 0);
@@ -319,6 +388,7 @@ START_TEST(test_torn_last_line)
     s = slurp(p);
     ck_assert_str_eq(s, EXPECTED);
     g_free(s);
+    g_free(m);
     g_free(p);
     sweep_def_free(d);
 }
@@ -328,40 +398,87 @@ START_TEST(test_refuses_other_files)
 {
     SweepDef *d = make_def("1,2", "x,y", "1K,3K", NULL);
     char *p = path("other.csv");
-    /* Another sweep's CSV (a=1,2,3): refused, left as it was. */
+    char *m = meta(p);
+    /* Another sweep's CSV (a=1,2,3), and one of another shard: refused,
+     * the CSV and its record left as they were. */
     SweepDef *d3 = make_def("1,2,3", "x,y", "1K,3K", NULL);
-    run_ok(d3, p, 2, 0);
-    char *before = slurp(p);
+    SweepDef *dsh = make_def("1,2", "x,y", "1K,3K", "1/2");
+    const SweepDef *others[] = {d3, dsh};
+    for (size_t i = 0; i < G_N_ELEMENTS(others); i++) {
+        g_unlink(p);
+        run_ok(others[i], p, 2, 0);
+        char *before = slurp(p), *mbefore = slurp(m);
+        GError *err = run_err(d, p, 1);
+        ck_assert(g_error_matches(err, REPORT_ERROR, REPORT_ERROR_MISMATCH));
+        ck_assert_msg(strstr(err->message, "other.csv: this CSV holds another sweep"), "%s",
+                      err->message);
+        ck_assert_msg(strstr(err->message, i ? "in the file: kind=ttest a=1,2 b=x,y c=1,3 "
+                                               "shard=1/2\n"
+                                             : "in the file: kind=ttest a=1,2,3 b=x,y c=1,3\n"),
+                      "%s", err->message);
+        g_error_free(err);
+        char *after = slurp(p), *mafter = slurp(m);
+        ck_assert_str_eq(before, after);
+        ck_assert_str_eq(mbefore, mafter);
+        g_free(before);
+        g_free(after);
+        g_free(mbefore);
+        g_free(mafter);
+    }
+    /* The same refusal for a legacy file of another sweep; no sidecar is
+     * made for it. */
+    g_unlink(m);
+    spit(p, "# vmsplit-sweep v1 kind=ttest a=1,2,3 b=x,y c=1,3\n" HEAD R0);
     GError *err = run_err(d, p, 1);
-    ck_assert(g_error_matches(err, REPORT_ERROR, REPORT_ERROR_MISMATCH));
-    ck_assert_msg(strstr(err->message, "other.csv:1: this CSV holds another sweep"), "%s",
+    ck_assert_msg(strstr(err->message, "other.csv: this CSV holds another sweep"), "%s",
                   err->message);
     g_error_free(err);
-    char *after = slurp(p);
-    ck_assert_str_eq(before, after);
-    g_free(before);
-    g_free(after);
-    /* Same sweep line, different header. */
-    spit(p, "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3\na,b,c,sum,notes\n" R0);
+    ck_assert(!g_file_test(m, G_FILE_TEST_EXISTS));
+    /* Same record, different header. */
+    spit_meta(p, d);
+    spit(p, "a,b,c,sum,notes\n" R0);
     err = run_err(d, p, 1);
-    ck_assert_msg(strstr(err->message, "other.csv:2: the header differs"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "other.csv:1: the header differs"), "%s", err->message);
     g_error_free(err);
     /* A row that is not a point of the sweep, and a doubled one. */
     spit(p, HEAD R0 "9,x,1,10,n\n");
     err = run_err(d, p, 1);
-    ck_assert_msg(strstr(err->message, "other.csv:4: point (a=9, b=x, c=1) is not part"), "%s",
+    ck_assert_msg(strstr(err->message, "other.csv:3: point (a=9, b=x, c=1) is not part"), "%s",
                   err->message);
     g_error_free(err);
     spit(p, HEAD R0 R1 R0);
     err = run_err(d, p, 1);
-    ck_assert_msg(strstr(err->message, "other.csv:5: point (a=1, b=x, c=1) appears twice "
-                                       "(also at line 3)"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "other.csv:4: point (a=1, b=x, c=1) appears twice "
+                                       "(also at line 2)"), "%s", err->message);
     g_error_free(err);
-    /* A CSV that is not a sweep's at all. */
-    spit(p, "x,y\n1,2\n");
+    /* A broken record: an error naming it, the files left alone. */
+    spit(m, "{\"schema\": \"vmsplit.sweep-meta/1\", \"kind\": \"ttest\"}");
+    spit(p, HEAD R0);
     err = run_err(d, p, 1);
-    ck_assert_msg(strstr(err->message, "vmsplit-sweep"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "other.csv.meta.json: expected \"parameters\""), "%s",
+                  err->message);
     g_error_free(err);
+    char *s = slurp(p);
+    ck_assert_str_eq(s, HEAD R0);
+    g_free(s);
+    /* A CSV that is not a sweep's at all (no record), and a file that is
+     * not even a CSV: refused, not overwritten. */
+    g_unlink(m);
+    static const char *const foreign[] = {"x,y\n1,2\n", "not a csv"};
+    for (size_t i = 0; i < G_N_ELEMENTS(foreign); i++) {
+        spit(p, foreign[i]);
+        err = run_err(d, p, 1);
+        ck_assert_msg(strstr(err->message, i ? "other.csv: exists and is not a vmsplit sweep CSV"
+                                             : "other.csv: exists without its sweep record "),
+                      "%s", err->message);
+        g_error_free(err);
+        s = slurp(p);
+        ck_assert_str_eq(s, foreign[i]);
+        g_free(s);
+        ck_assert(!g_file_test(m, G_FILE_TEST_EXISTS));
+    }
+    sweep_def_free(dsh);
+    g_free(m);
     g_free(p);
     sweep_def_free(d3);
     sweep_def_free(d);
@@ -379,9 +496,9 @@ START_TEST(test_failing_point)
     ck_assert_msg(strstr(err->message, "point 4 (a=13, b=x, c=1): unlucky"), "%s", err->message);
     g_error_free(err);
     char *s = slurp(p);
-    ck_assert_str_eq(s, "# vmsplit-sweep v1 kind=ttest a=1,13 b=x,y c=1,3\na,b,c,sum,note\n"
-                        R0 R1 R2 R3);
+    ck_assert_str_eq(s, HEAD R0 R1 R2 R3);
     g_free(s);
+    assert_meta(p, "1,13", "x,y", "1,3", 1, 1);
     g_free(p);
     sweep_def_free(d);
 }
@@ -402,9 +519,9 @@ START_TEST(test_shards)
     char *s1 = run_shard("1/3", "s1.csv", 2), *s2 = run_shard("2/3", "s2.csv", 1),
          *s3 = run_shard("3/3", "s3.csv", 2);
     char *t = slurp(s2);
-    ck_assert_str_eq(t, "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3 shard=2/3\n"
-                        "a,b,c,sum,note\n" R1 R4 R7);
+    ck_assert_str_eq(t, HEAD R1 R4 R7);
     g_free(t);
+    assert_meta(s2, "1,2", "x,y", "1,3", 2, 3);
     char *out = path("merged.csv");
     const char *in[] = {s3, s1, s2};
     MergeOptions mo = {false};
@@ -416,6 +533,17 @@ START_TEST(test_shards)
     t = slurp(out);
     ck_assert_str_eq(t, EXPECTED);
     g_free(t);
+    /* Its record is the whole sweep's: the unsharded run's, byte for byte. */
+    assert_meta(out, "1,2", "x,y", "1,3", 1, 1);
+    char *whole = run_shard("1/1", "whole.csv", 1);
+    char *mo_ = meta(out), *mw = meta(whole);
+    char *tm = slurp(mo_), *tw = slurp(mw);
+    ck_assert_str_eq(tm, tw);
+    g_free(tm);
+    g_free(tw);
+    g_free(mo_);
+    g_free(mw);
+    g_free(whole);
     /* A missing shard: refused, naming it; --partial writes the rest. */
     ck_assert(!merge_csv_files(in + 1, 2, out, &mo, &mr, &err));
     ck_assert(g_error_matches(err, REPORT_ERROR, REPORT_ERROR_POINTS));
@@ -434,7 +562,7 @@ START_TEST(test_shards)
     const char *dup[] = {s1, s2, s3, s2};
     ck_assert(!merge_csv_files(dup, 4, out, &mo, &mr, &err));
     ck_assert(g_error_matches(err, REPORT_ERROR, REPORT_ERROR_POINTS));
-    ck_assert_msg(strstr(err->message, "s2.csv:3: point (a=1, b=x, c=3) is doubled: already at "),
+    ck_assert_msg(strstr(err->message, "s2.csv:2: point (a=1, b=x, c=3) is doubled: already at "),
                   "%s", err->message);
     g_clear_error(&err);
     const char *dup2[] = {out, s1};
@@ -466,36 +594,56 @@ START_TEST(test_merge_rejects)
     const char *in[] = {s1, o2};
     ck_assert(!merge_csv_files(in, 2, out, &mo, &mr, &err));
     ck_assert(g_error_matches(err, REPORT_ERROR, REPORT_ERROR_MISMATCH));
-    ck_assert_msg(strstr(err->message, "other.csv:1: not the same sweep as"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "other.csv: not the same sweep as"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "other.csv: kind=ttest a=1,2 b=x,z c=1,3"), "%s",
+                  err->message);
     g_clear_error(&err);
+    /* The same with shard 2's record swapped for another sweep's: the
+     * record, not the rows, says which sweep a file belongs to. */
+    char *ms2 = meta(s2), *mo2 = meta(o2);
+    char *t2 = slurp(s2);
+    spit(o2, t2);
+    const char *in3[] = {s1, o2};
+    ck_assert(!merge_csv_files(in3, 2, out, &mo, &mr, &err));
+    ck_assert_msg(strstr(err->message, "other.csv: not the same sweep as"), "%s", err->message);
+    g_clear_error(&err);
+    g_free(t2);
     /* A row from shard 2 in shard 1's file. */
-    char *t = slurp(s1);
+    char *ms1 = meta(s1);
+    char *t = slurp(s1), *tm1 = slurp(ms1);
+    spit(mo2, tm1);
     char *bad = g_strconcat(t, R1, NULL);
     spit(o2, bad);
     const char *in2[] = {o2, s2};
     ck_assert(!merge_csv_files(in2, 2, out, &mo, &mr, &err));
-    ck_assert_msg(strstr(err->message, "other.csv:7: point (a=1, b=x, c=3) is not part of the "
+    ck_assert_msg(strstr(err->message, "other.csv:6: point (a=1, b=x, c=3) is not part of the "
                                        "file's shard"), "%s", err->message);
     g_clear_error(&err);
     /* A torn shard (killed, not resumed). */
     char *torn = g_strconcat(t, "2,y", NULL);
     spit(o2, torn);
     ck_assert(!merge_csv_files(in2, 2, out, &mo, &mr, &err));
-    ck_assert_msg(strstr(err->message, "other.csv:7: the last line is incomplete"), "%s",
+    ck_assert_msg(strstr(err->message, "other.csv:6: the last line is incomplete"), "%s",
                   err->message);
     g_clear_error(&err);
     /* Missing columns. */
-    spit(o2, "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3 shard=1/2\na,b,c,sum\n");
+    spit(o2, "a,b,c,sum\n");
     ck_assert(!merge_csv_files(in2, 2, out, &mo, &mr, &err));
-    ck_assert_msg(strstr(err->message, "other.csv:2: the header differs"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "other.csv:1: the header differs"), "%s", err->message);
     g_clear_error(&err);
-    /* No sweep line. */
+    /* No record: the message names the missing sidecar. */
+    g_unlink(mo2);
     spit(o2, "a,b,c,sum,note\n");
     ck_assert(!merge_csv_files(in2, 2, out, &mo, &mr, &err));
-    ck_assert_msg(strstr(err->message, "other.csv:1: expected a '# vmsplit-sweep' line"), "%s",
+    ck_assert_msg(strstr(err->message, "other.csv: no sweep record: expected "), "%s",
                   err->message);
+    ck_assert_msg(strstr(err->message, "other.csv.meta.json beside it"), "%s", err->message);
     g_clear_error(&err);
     ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    g_free(tm1);
+    g_free(ms1);
+    g_free(ms2);
+    g_free(mo2);
     g_free(torn);
     g_free(bad);
     g_free(t);
@@ -508,21 +656,33 @@ END_TEST
 
 START_TEST(test_comment_escaping)
 {
-    /* File names with blanks, commas, '=' and '%' survive the sweep line. */
+    /* File names with blanks, commas, '=' and '%' survive the record (a
+     * JSON string) and the legacy line (%-escaped, as sweeps of earlier
+     * versions wrote it; the description in messages escapes the same). */
     SweepDef *d = sweep_def_new(&p_runner);
     GError *err = NULL;
     ck_assert(sweep_def_add_value(d, "file", "my trace,1=%.txt", &err));
     ck_assert(sweep_def_add_value(d, "file", "/tmp/b.lackey.gz", &err));
     ck_assert(sweep_def_finish(d, &err));
-    char *c = sweep_def_to_comment(d, true);
-    ck_assert_str_eq(c, " vmsplit-sweep v1 kind=tpath file=my%20trace%2C1%3D%25.txt,/tmp/b.lackey.gz");
-    SweepDef *back = sweep_def_from_comment(c, "x.csv", 1, &err);
+    char *c = sweep_def_describe(d, true);
+    ck_assert_str_eq(c, "kind=tpath file=my%20trace%2C1%3D%25.txt,/tmp/b.lackey.gz");
+    SweepDef *back = sweep_def_from_comment(
+        " vmsplit-sweep v1 kind=tpath file=my%20trace%2C1%3D%25.txt,/tmp/b.lackey.gz", "x.csv",
+        1, &err);
     ck_assert_msg(back, "%s", err ? err->message : "");
     ck_assert(sweep_def_equal(d, back, false));
     const char *v[1];
     sweep_def_point(back, 0, v);
     ck_assert_str_eq(v[0], "my trace,1=%.txt");
     sweep_def_free(back);
+    char *json = sweep_record_to_json(d, true);
+    back = sweep_record_from_json(json, strlen(json), "x.json", &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    ck_assert(sweep_def_equal(d, back, false));
+    sweep_def_point(back, 0, v);
+    ck_assert_str_eq(v[0], "my trace,1=%.txt");
+    sweep_def_free(back);
+    g_free(json);
     g_free(c);
     sweep_def_free(d);
     /* Malformed sweep lines. */
@@ -548,6 +708,136 @@ START_TEST(test_comment_escaping)
 }
 END_TEST
 
+START_TEST(test_record_json)
+{
+    /* Hand-written records, as a script or an older or newer vmsplit might
+     * write them: members in another order, other blanks, a member this
+     * version does not know (ignored), no shard (the whole sweep). */
+    static const char *const good[] = {
+        "{\"kind\":\"ttest\",\"parameters\":{\"c\":[\"1\",\"3\"],\"b\":[\"x\",\"y\"],"
+        "\"a\":[\"1\",\"2\"]},\"shard\":{\"n\":3,\"k\":2},\"note\":\"by hand\","
+        "\"schema\":\"vmsplit.sweep-meta/1\"}",
+        "{\n \"schema\": \"vmsplit.sweep-meta/1\",\n \"kind\": \"ttest\",\n"
+        " \"parameters\": {\"a\": [\"1\", \"2\"], \"b\": [\"x\", \"y\"], \"c\": [\"1\", \"3\"]}\n}\n",
+    };
+    SweepDef *want[] = {make_def("1,2", "x,y", "1K,3K", "2/3"),
+                        make_def("1,2", "x,y", "1K,3K", NULL)};
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        SweepDef *d = sweep_record_from_json(good[i], strlen(good[i]), "x.json", &err);
+        ck_assert_msg(d, "%zu: %s", i, err ? err->message : "");
+        ck_assert_msg(sweep_def_equal(d, want[i], false), "%zu", i);
+        sweep_def_free(d);
+        sweep_def_free(want[i]);
+    }
+#define REC(params, shard) "{\"schema\":\"vmsplit.sweep-meta/1\",\"kind\":\"ttest\"," \
+                           "\"parameters\":{" params "}" shard "}"
+#define ABC "\"a\":[\"1\"],\"b\":[\"x\"],\"c\":[\"1\"]"
+    static const struct {
+        const char *json, *expect;
+    } bad[] = {
+        {"{\"schema\": ", "x.json: not JSON: "},
+        {"[1, 2]", "x.json: expected a JSON object"},
+        {"{\"kind\":\"ttest\"}", "x.json: expected \"schema\": \"vmsplit.sweep-meta/1\", found none"},
+        {"{\"schema\":\"vmsplit.sweep-meta/2\",\"kind\":\"ttest\"}",
+         "x.json: expected \"schema\": \"vmsplit.sweep-meta/1\", found \"vmsplit.sweep-meta/2\""},
+        {"{\"schema\":\"vmsplit.sweep-meta/1\",\"parameters\":{}}", "x.json: expected \"kind\""},
+        {"{\"schema\":\"vmsplit.sweep-meta/1\",\"kind\":\"nope\",\"parameters\":{}}",
+         "x.json: unknown sweep kind 'nope'"},
+        {"{\"schema\":\"vmsplit.sweep-meta/1\",\"kind\":\"ttest\"}", "x.json: expected \"parameters\""},
+        {REC("\"a\":[\"1\"],\"b\":[\"x\"]", ""), "x.json: expected a non-empty list of values for \"c\""},
+        {REC("\"a\":[\"1\"],\"b\":[\"x\"],\"c\":[]", ""),
+         "x.json: expected a non-empty list of values for \"c\""},
+        {REC(ABC ",\"d\":[\"2\"]", ""), "x.json: unexpected parameter \"d\""},
+        {REC("\"a\":[1],\"b\":[\"x\"],\"c\":[\"1\"]", ""),
+         "x.json: value 1 of \"a\": expected a non-empty string"},
+        {REC("\"a\":[\"1\",\"\"],\"b\":[\"x\"],\"c\":[\"1\"]", ""),
+         "x.json: value 2 of \"a\": expected a non-empty string"},
+        {REC("\"a\":[\"1\",\"1\"],\"b\":[\"x\"],\"c\":[\"1\"]", ""),
+         "x.json: --alpha: value '1' appears twice"},
+        {REC(ABC, ",\"shard\":{\"k\":3,\"n\":2}"), "x.json: --shard: expected K/N"},
+        {REC(ABC, ",\"shard\":\"1/2\""), "x.json: expected \"shard\": {\"k\": K, \"n\": N}"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        ck_assert(!sweep_record_from_json(bad[i].json, strlen(bad[i].json), "x.json", &err));
+        ck_assert_msg(err && g_str_has_prefix(err->message, bad[i].expect), "%zu: %s", i,
+                      err ? err->message : "(no error)");
+        g_clear_error(&err);
+    }
+#undef REC
+#undef ABC
+}
+END_TEST
+
+START_TEST(test_legacy_files)
+{
+    /* CSVs written before the record moved out: resuming one converts it
+     * (record to the sidecar, the CSV without its comment line, a torn
+     * last line cut), rows already there are kept. */
+    SweepDef *d = make_def("1,2", "x,y", "1K,3K", NULL);
+    char *p = path("old.csv"), *m = meta(p);
+    spit(p, LEGACY HEAD R5 R0 R3 "2,y");
+    SweepResult r = run_ok(d, p, 2, 0);
+    ck_assert(r.repaired);
+    ck_assert_uint_eq(r.resumed, 3);
+    ck_assert_uint_eq(r.computed, 5);
+    char *s = slurp(p);
+    ck_assert_str_eq(s, EXPECTED);
+    g_free(s);
+    assert_meta(p, "1,2", "x,y", "1,3", 1, 1);
+    /* Converted even when stopped right after (nothing computed yet is
+     * lost: the conversion comes before the first new row). */
+    g_unlink(m);
+    spit(p, LEGACY HEAD R5 R0);
+    r = run_ok(d, p, 1, 1);
+    ck_assert(!r.complete);
+    s = slurp(p);
+    ck_assert_uint_eq(count_lines(s), 1 + 3);
+    ck_assert(g_str_has_prefix(s, HEAD R5 R0));
+    g_free(s);
+    assert_meta(p, "1,2", "x,y", "1,3", 1, 1);
+    /* A complete legacy file: converted, rows untouched. */
+    g_unlink(m);
+    spit(p, LEGACY HEAD R0 R1 R2 R3 R4 R5 R6 R7);
+    r = run_ok(d, p, 1, 0);
+    ck_assert_uint_eq(r.computed, 0);
+    s = slurp(p);
+    ck_assert_str_eq(s, EXPECTED);
+    g_free(s);
+    /* Merge reads legacy shards beside new ones; merging one old CSV
+     * converts it. */
+    char *a = path("old1.csv"), *b = run_shard("2/2", "new2.csv", 1), *out = path("mo.csv");
+    spit(a, "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,y c=1,3 shard=1/2\n" HEAD R0 R2 R4 R6);
+    const char *in[] = {b, a};
+    MergeOptions mo = {false};
+    MergeResult mr;
+    GError *err = NULL;
+    ck_assert_msg(merge_csv_files(in, 2, out, &mo, &mr, &err), "%s", err ? err->message : "");
+    s = slurp(out);
+    ck_assert_str_eq(s, EXPECTED);
+    g_free(s);
+    assert_meta(out, "1,2", "x,y", "1,3", 1, 1);
+    g_unlink(m);
+    spit(p, LEGACY HEAD R0 R1 R2 R3 R4 R5 R6 R7);
+    const char *one[] = {p};
+    ck_assert_msg(merge_csv_files(one, 1, out, &mo, &mr, &err), "%s", err ? err->message : "");
+    s = slurp(out);
+    ck_assert_str_eq(s, EXPECTED);
+    g_free(s);
+    /* A legacy shard of another sweep is still told apart. */
+    spit(a, "# vmsplit-sweep v1 kind=ttest a=1,2 b=x,z c=1,3 shard=1/2\n" HEAD R0);
+    ck_assert(!merge_csv_files(in, 2, out, &mo, &mr, &err));
+    ck_assert_msg(strstr(err->message, "old1.csv: not the same sweep as"), "%s", err->message);
+    g_clear_error(&err);
+    g_free(out);
+    g_free(a);
+    g_free(b);
+    g_free(m);
+    g_free(p);
+    sweep_def_free(d);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
     Suite *s = suite_create("sweep");
@@ -564,6 +854,8 @@ static Suite *sweep_suite(void)
     tcase_add_test(tc, test_shards);
     tcase_add_test(tc, test_merge_rejects);
     tcase_add_test(tc, test_comment_escaping);
+    tcase_add_test(tc, test_record_json);
+    tcase_add_test(tc, test_legacy_files);
     suite_add_tcase(s, tc);
     return s;
 }

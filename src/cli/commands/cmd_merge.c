@@ -19,11 +19,13 @@ int cmd_merge(int argc, char **argv)
     GOptionContext *ctx = g_option_context_new("SHARD.csv... - combine the CSVs of a sharded sweep");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,
-        "Every input must come from the same 'vmsplit sweep' (its '# vmsplit-sweep' line,\n"
-        "shards aside) with the same header. The merge fails (exit 2) if a point is\n"
-        "doubled, is not part of the sweep, or -- without --partial -- is missing; the\n"
-        "message names the file and line. The output equals what the unsharded sweep\n"
-        "writes, rows in point order. Example:\n"
+        "Every input must come from the same 'vmsplit sweep' (its record, IN.csv.meta.json\n"
+        "beside it, shards aside) with the same header. The merge fails (exit 2) if a\n"
+        "point is doubled, is not part of the sweep, or -- without --partial -- is\n"
+        "missing; the message names the file and line. The output (OUT and its record\n"
+        "OUT.meta.json) equals what the unsharded sweep writes, rows in point order.\n"
+        "A CSV from before the record moved out of the CSV ('# vmsplit-sweep' as its\n"
+        "line 1) is read too: 'vmsplit merge OLD.csv -o NEW.csv' converts one. Example:\n"
         "  parallel vmsplit sweep --kind lowmem --ram 1G,4G,16G,64G --shard {}/4 -o part{}.csv ::: 1 2 3 4\n"
         "  vmsplit merge part1.csv part2.csv part3.csv part4.csv -o sweep.csv");
     int status = VMS_EXIT_USAGE;

@@ -8,7 +8,7 @@
 
 static char *kinds_description(void)
 {
-    GString *s = g_string_new("Kinds (default: from the CSV's sweep line or its columns):\n");
+    GString *s = g_string_new("Kinds (default: from the sweep's record CSV.meta.json, or the CSV's columns):\n");
     for (const PlotKind *const *k = plot_kind_all(); *k; k++) {
         g_string_append_printf(s, "  %-9s %s\n            columns:", (*k)->name, (*k)->summary);
         for (const char *const *c = (*k)->required; *c; c++)

@@ -48,9 +48,11 @@ static char *kinds_description(void)
             g_string_append_printf(s, " %s", (*r)->figures[i]);
         g_string_append_c(s, '\n');
     }
-    g_string_append(s, "\nRerunning with the same -o resumes; --shard K/N runs one slice "
-                       "(combine with 'vmsplit merge'). Exit status: 0 done, 2 bad input "
-                       "or a failing point. See docs/sweep.md.");
+    g_string_append(s, "\nThe CSV's first line is its header; the sweep's definition goes "
+                       "beside it to FILE.meta.json (keep the two together). Rerunning "
+                       "with the same -o resumes; --shard K/N runs one slice (combine with "
+                       "'vmsplit merge'). Exit status: 0 done, 2 bad input or a failing "
+                       "point. See docs/sweep.md.");
     return g_string_free(s, FALSE);
 }
 
