@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Private headers stay in their module (issue 21).
+"""Private headers stay in their module, and dependencies point down (issue 21).
 
 A module is a folder directly under src/ (src/tlb, src/mmu, src/cpu...).
 Its private headers are the files named *_priv.h in it. Each may be
@@ -18,6 +18,15 @@ private header. This script reads the #include lines of src/, tests/ and
 bench/ and exits 1, naming file and line, for every include that breaks
 the rule; 0 when there is none.
 
+Second rule, over src/ only: modules sit in layers (LAYERS below, lowest
+first) and a file includes only from its own layer or the ones below. The
+lowest layer holds the machine's parts and its description, which read one
+another's types: the TLB (src/tlb), the MMU and caches (src/mmu) and the
+preset (src/preset: the machine description, holding the TLB's and the
+caches' geometry types from tlb/tlb_geom.h and mmu/cache_geom.h). The core
+(src/cpu) is above them, so tlb/ and mmu/ never include from cpu/. A new
+module must be given its layer here.
+
     check_private_includes.py SOURCE_ROOT
     check_private_includes.py --self-test   (plants a violation in a
                                              scratch tree; must be caught)
@@ -29,6 +38,18 @@ import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 CONSUMER = re.compile(r'[Cc]onsumer outside src/(\w+):\s*(src/[\w./-]+\w)')
+
+
+# Lowest first; modules in one tuple may include from one another.
+LAYERS = (
+    ('tlb', 'mmu', 'preset'),
+    ('cpu',),
+    ('kernel_model',),
+    ('replay',),
+    ('calib',),
+    ('report',),
+    ('cli',),
+)
 
 
 def module_of(rel):
@@ -61,9 +82,31 @@ def resolve(root, rel, inc):
     return None
 
 
-def check(root):
+def check_layers(root, files, layers):
+    """Includes from src/ into a higher layer, and modules with no layer."""
+    level = {m: i for i, group in enumerate(layers) for m in group}
     errors = []
+    for mod in sorted({module_of(rel) for rel in files if module_of(rel)}):
+        if mod not in level:
+            errors.append(f'src/{mod}: not in the layer map (LAYERS in {os.path.basename(__file__)})')
+    for rel in files:
+        mod = module_of(rel)
+        if mod not in level:
+            continue
+        with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as f:
+            for n, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                target = resolve(root, rel, m.group(1)) if m else None
+                tmod = module_of(target) if target else None
+                if tmod in level and level[tmod] > level[mod]:
+                    errors.append(f'{rel}:{n}: includes {target}: src/{tmod} is in a layer '
+                                  f'above src/{mod} (dependencies point down; see LAYERS)')
+    return errors
+
+
+def check(root, layers=LAYERS):
     files = sorted(sources(root))
+    errors = check_layers(root, files, layers)
     privs = {}                   # header -> (module, named consumer or None)
     for rel in files:
         mod = module_of(rel)
@@ -105,22 +148,29 @@ def self_test():
             os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
             with open(os.path.join(root, rel), 'w') as f:
                 f.write(text)
+        layers = (('a', 'b'), ('c',))
         put('src/a/a_priv.h', '/* Consumer outside src/a: src/b/ok.c */\n')
-        put('src/a/a.c', '#include "a/a_priv.h"\n')
+        put('src/a/a.c', '#include "a/a_priv.h"\n#include "b/b.h"\n')
+        put('src/b/b.h', '#include "a/a.h"\n')
+        put('src/a/a.h', '\n')
         put('src/b/ok.c', '#include "a/a_priv.h"\n')
-        put('tests/a/t.c', '#include "a/a_priv.h"\n')
-        if check(root):
-            print('self-test: a tree that keeps the rule was refused:', check(root))
+        put('src/c/c.h', '#include "a/a.h"\n')
+        put('tests/a/t.c', '#include "a/a_priv.h"\n#include "c/c.h"\n')
+        if check(root, layers):
+            print('self-test: a tree that keeps the rules was refused:', check(root, layers))
             return 1
         put('src/b/bad.c', '#include <x.h>\n#include "a/a_priv.h"\n')
         put('tests/b/t.c', '#include "a/a_priv.h"\n')
-        errs = check(root)
-        want = {'src/b/bad.c:2', 'tests/b/t.c:1'}
+        put('src/a/up.c', '\n#include "c/c.h"\n')
+        put('src/d/d.c', '\n')
+        errs = check(root, layers)
+        want = {'src/b/bad.c:2', 'tests/b/t.c:1', 'src/a/up.c:2', 'src/d'}
         got = {e.split(': ')[0] for e in errs}
         if got != want:
             print('self-test: expected errors at', sorted(want), 'got', errs)
             return 1
-    print('self-test: ok (two planted includes caught, the allowed ones passed)')
+    print('self-test: ok (two planted private includes, an upward include and a module '
+          'with no layer caught; the allowed ones passed)')
     return 0
 
 
@@ -134,9 +184,11 @@ def main(argv):
     for e in errors:
         print(e)
     if errors:
-        print(f'{len(errors)} include(s) break the private-header rule (see this script\'s top comment)')
+        print(f'{len(errors)} include(s) break the private-header or the layer rule (see this '
+              'script\'s top comment)')
         return 1
     print('private headers: every include keeps to its module or its one named consumer')
+    print('layers: every include in src/ is from its own layer or below')
     return 0
 
 

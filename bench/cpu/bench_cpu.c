@@ -23,7 +23,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/nasm.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "cpu/runenv.h"
 
 #include "../bench_util.h"

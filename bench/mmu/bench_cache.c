@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/cache.h"
 
 #include "../bench_util.h"

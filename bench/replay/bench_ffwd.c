@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 
 #include "../bench_util.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 #include "replay/trace.h"
 

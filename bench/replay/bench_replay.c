@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 #include "replay/trace.h"
 

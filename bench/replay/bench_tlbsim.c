@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/lackey.h"
 #include "replay/tlbsim.h"
 

@@ -33,7 +33,7 @@
 #define VMSPLIT_CALIB_CALIBRATE_H
 
 #include "calib/measurements.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 /* At most this many fit rows per CPU (bit masks below). */
 #define CALIB_MAX_ROWS 32

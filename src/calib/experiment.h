@@ -10,7 +10,7 @@
 #define VMSPLIT_CALIB_EXPERIMENT_H
 
 #include "calib/measurements.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/profiles.h"
 
 /* Calls measured after the warm-up ones: the model is in its steady state

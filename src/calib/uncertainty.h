@@ -28,7 +28,7 @@
 #define VMSPLIT_CALIB_UNCERTAINTY_H
 
 #include "calib/measurements.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 /* The figures of one point, in cycles per call. */
 #define UNC_FIGURES(X)                                                   \

@@ -12,7 +12,7 @@
 #define VMSPLIT_CALIB_VALIDATE_H
 
 #include "calib/measurements.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 typedef struct {
     const Measurement *row;

@@ -68,7 +68,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/mmu.h"
 
 typedef struct Cpu Cpu;

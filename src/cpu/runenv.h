@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "cpu/cpu.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 #define RUNENV_PORT_SYSCALL 0xE0 /* keep in step with runenv.asm */
 #define RUNENV_PORT_FAULT 0xE1

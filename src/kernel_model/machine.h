@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "cpu/cpu.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/aspace.h"
 #include "kernel_model/layout.h"
 #include "kernel_model/userwork.h"

@@ -36,7 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/preset.h"
+#include "mmu/cache_geom.h"      /* CacheGeom */
+#include "preset/preset.h"        /* Preset, for cache_new_from_preset */
 
 #define CACHE_MAX_LEVELS 3
 #define CACHE_MAX_WAYS 64        /* a hit scans the ways: keep it bounded */

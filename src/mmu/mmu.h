@@ -44,7 +44,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/cache.h"
 #include "mmu/pae.h"
 #include "mmu/physmem.h"

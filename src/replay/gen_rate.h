@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/gen.h"
 
 #define GEN_RATE_TOLERANCE 0.005     /* 0.5 %: well inside the 5 % users are promised */

@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/layout.h"
 #include "kernel_model/lowmem.h"
 #include "kernel_model/measure.h"

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/mmu.h"
 #include "tlb/hierarchy.h"
 

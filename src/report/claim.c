@@ -2,7 +2,7 @@
 #include "report/claim_priv.h"
 
 #include "config.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/measure.h"
 #include "kernel_model/profiles.h"
 #include "replay/gen.h"

@@ -4,7 +4,7 @@
 #ifndef VMSPLIT_REPORT_CLAIM_PRIV_H
 #define VMSPLIT_REPORT_CLAIM_PRIV_H
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 
 #include <json-glib/json-glib.h>

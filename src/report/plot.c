@@ -3,7 +3,7 @@
 #include "config.h"
 #include "report/plot.h"
 #include "report/sweep.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/layout.h"
 
 #include <glib/gstdio.h>

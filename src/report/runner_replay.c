@@ -23,7 +23,7 @@
  * at once, and everything it uses (preset, TLB config, trace, replays) is
  * its own. The replay engine and the generators are deterministic, so a
  * point gives the same row on every run and for every -j. */
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/layout.h"
 #include "replay/gen.h"
 #include "replay/gen_rate.h"

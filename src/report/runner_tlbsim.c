@@ -7,7 +7,7 @@
  *
  * "Misses" below are lookups that needed a page walk (the hierarchy's
  * count: a second-level TLB hit is not a miss). */
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/tlbsim.h"
 #include "report/csv.h"
 #include "report/sweep_runner.h"

@@ -53,7 +53,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/pae.h"
 #include "tlb/tlb.h"
 #include "tlb/tlb_stats.h"

@@ -46,7 +46,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/preset.h"          /* TlbGeom, PRESET_PG_* */
+#include "tlb/tlb_geom.h"        /* TlbGeom, PRESET_PG_* */
 #include "mmu/pae.h"             /* Access */
 #include "tlb/policy.h"
 #include "tlb/tlb_stats.h"

@@ -30,7 +30,7 @@ static void teardown(void) { test_tmpdir_free(dir); }
 
 /* A fresh copy of a file: GCC 12 at -O3 flags a pointer stored through
  * g_file_get_contents as dangling (a false positive, fatal under -Werror;
- * tests/cpu/test_preset.c does the same). */
+ * tests/preset/test_preset.c does the same). */
 static char *slurp(const char *path)
 {
     char *t = test_slurp(path), *copy = g_strdup(t);

@@ -14,7 +14,7 @@
 #include "cpu/cpu.h"
 #include "cpu/nasm.h"
 #include "cpu/ports.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "cpu/runenv.h"
 #include "mmu/mmu.h"
 #include "tlb/tlb_state.h"

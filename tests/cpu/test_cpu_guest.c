@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "cpu/runenv.h"
 
 static char **objects;

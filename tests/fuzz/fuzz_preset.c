@@ -1,11 +1,11 @@
-/* CPU presets (the .ini files in presets/, src/cpu/preset.c) from a file path, as
+/* CPU presets (the .ini files in presets/, src/preset/preset.c) from a file path, as
  * `--cpu FILE.ini` loads them; a loaded preset is written back as INI and
  * JSON, and the INI it writes must load again. */
 #include "fuzz.h"
 
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cpu/nasm.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/guestprog.h"
 #include "tlb/hierarchy.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/body.h"
 #include "kernel_model/machine.h"
 #include "mmu/mmu_state.h"

@@ -11,7 +11,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/machine.h"
 #include "mmu/pae.h"
 #include "replay/strace_import.h"

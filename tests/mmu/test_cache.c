@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/cache.h"
 #include "mmu/cache_priv.h"
 #include "mmu/cache_state.h"

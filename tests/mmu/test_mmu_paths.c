@@ -14,7 +14,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/cache.h"
 #include "mmu/mmu.h"
 #include "mmu/mmu_fast.h"

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/gen.h"
 #include "replay/gen_rate.h"
 #include "replay/trace.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 
 static Preset *preset;

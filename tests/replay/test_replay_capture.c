@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 #include "test_tmp.h"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 
 static const char *vmsplit_exe;

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/lackey.h"
 #include "replay/replay.h"
 #include "test_tmp.h"

@@ -17,7 +17,7 @@
  * output). */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/gen.h"
 #include "replay/gen_rate.h"
 

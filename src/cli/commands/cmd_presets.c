@@ -1,4 +1,4 @@
-/* vmsplit presets: the CPU presets (presets/NAME.ini, src/cpu/preset.h).
+/* vmsplit presets: the CPU presets (presets/NAME.ini, src/preset/preset.h).
  *
  *   vmsplit presets                       list the bundled presets
  *   vmsplit presets show NAME|FILE        one preset resolved, every key
@@ -11,7 +11,7 @@
  * file, line, key and what was expected). */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 #include <json-glib/json-glib.h>
 

@@ -3,7 +3,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cpu/nasm.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 
 #include <gio/gio.h>

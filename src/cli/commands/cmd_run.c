@@ -20,7 +20,7 @@
 #include "cli/commands.h"
 #include "cpu/cpu.h"
 #include "cpu/nasm.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "cpu/runenv.h"
 #include "kernel_model/guestprog.h"
 #include "kernel_model/layout.h"

@@ -4,7 +4,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cpu/nasm.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/body.h"
 #include "kernel_model/machine.h"
 #include "kernel_model/measure.h"

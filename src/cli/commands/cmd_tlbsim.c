@@ -2,7 +2,7 @@
  * modelled TLB hierarchy and caches (src/replay/tlbsim.h). */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "mmu/cache.h"
 #include "replay/tlbsim.h"
 #include "tlb/hierarchy.h"

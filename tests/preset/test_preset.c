@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 static char *tmpdir;
 

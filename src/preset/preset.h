@@ -1,15 +1,22 @@
-/* CPU presets: the hardware figures of one processor model, read from
- * presets/NAME.ini with GKeyFile (src/cpu/preset.c). Every figure in the
- * .ini files carries its source in a comment beside it, or says it is an
- * estimate and why. The struct is public because the TLB hierarchy, the
- * cache model and the core all read it at setup time (never on the hot
- * path). */
-#ifndef VMSPLIT_CPU_PRESET_H
-#define VMSPLIT_CPU_PRESET_H
+/* CPU presets: the machine description -- the hardware figures of one
+ * processor model, with the plausible ranges of its estimates -- read from
+ * presets/NAME.ini with GKeyFile (src/preset/preset.c, preset_range.c).
+ * Every figure in the .ini files carries its source in a comment beside
+ * it, or says it is an estimate and why. The struct is public because the
+ * TLB hierarchy, the cache model and the core all read it at setup time
+ * (never on the hot path). It is a module of its own, beside the TLB and
+ * the MMU: the geometry of a TLB array and of a cache level are defined
+ * with what they describe (tlb/tlb_geom.h, mmu/cache_geom.h), and nothing
+ * here depends on the core. */
+#ifndef VMSPLIT_PRESET_PRESET_H
+#define VMSPLIT_PRESET_PRESET_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "mmu/cache_geom.h"      /* CacheGeom */
+#include "tlb/tlb_geom.h"        /* TlbGeom, PRESET_PG_* */
 
 #define PRESET_ERROR (preset_error_quark())
 GQuark preset_error_quark(void);
@@ -18,25 +25,6 @@ typedef enum {
     PRESET_ERROR_PARSE,
     PRESET_ERROR_INVALID,
 } PresetError;
-
-/* Page sizes a TLB array holds (bit set). */
-#define PRESET_PG_4K (1u << 0)
-#define PRESET_PG_2M (1u << 1)
-#define PRESET_PG_4M (1u << 2)
-
-typedef struct {
-    unsigned entries;            /* 0: the array does not exist */
-    unsigned ways;               /* ways == entries: fully associative */
-    unsigned page_sizes;         /* PRESET_PG_* mask */
-    unsigned hit_latency;        /* extra cycles on a hit (second-level arrays) */
-} TlbGeom;
-
-typedef struct {
-    unsigned size;               /* bytes; 0: the level does not exist */
-    unsigned ways;
-    unsigned line;               /* bytes */
-    unsigned latency;            /* load-to-use cycles on a hit at this level */
-} CacheGeom;
 
 /* Cycle costs charged by the core (src/cpu). */
 typedef struct {

@@ -17,8 +17,8 @@
  * The comment beside a value may declare its plausible range ("range
  * LO..HI" or "alternatives A,B") and its origin ("estimate:", "fitted:",
  * "prior N"); preset_range.c reads them (presets/README.md, "Ranges"). */
-#include "cpu/preset.h"
-#include "cpu/preset_priv.h"
+#include "preset/preset.h"
+#include "preset/preset_priv.h"
 
 #include "config.h"
 #include "mmu/cache.h"

@@ -1,11 +1,11 @@
-/* Inside the preset reader (src/cpu/preset.c and preset_range.c only):
+/* Inside the preset reader (src/preset/preset.c and preset_range.c only):
  * the key table's types, the source-position helpers and value parsers
  * both files use, and the range functions preset.c calls. Not for any
- * other file: everything else reads presets through cpu/preset.h. */
-#ifndef VMSPLIT_CPU_PRESET_PRIV_H
-#define VMSPLIT_CPU_PRESET_PRIV_H
+ * other file: everything else reads presets through preset/preset.h. */
+#ifndef VMSPLIT_PRESET_PRESET_PRIV_H
+#define VMSPLIT_PRESET_PRESET_PRIV_H
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 #include <json-glib/json-glib.h>
 #include <stddef.h>

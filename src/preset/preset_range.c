@@ -3,7 +3,7 @@
  * estimate declares in its comment, with its origin ("estimate:",
  * "fitted:", "prior N"), read and checked against the value; the copy and
  * the by-id access that calibration and sampling use; how ranges print. */
-#include "cpu/preset_priv.h"
+#include "preset/preset_priv.h"
 
 #include "tlb/policy.h"
 
