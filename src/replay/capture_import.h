@@ -19,7 +19,7 @@
  *     mprotect, brk, and for mremap an munmap and an mmap;
  *   - one CPU: processes run one at a time (capture_import.c, "Schedule").
  * The ordering by timestamps is its own small scheduler rather than
- * strace_sched.c: strace_sched holds the events of waiting tasks in memory,
+ * uniproc_sched.c: uniproc_sched holds the events of waiting tasks in memory,
  * which a stream of references cannot afford, while per-process streams can
  * simply be read at the pace the schedule needs.
  *

@@ -3,7 +3,7 @@
  * timeline (day wraps of -tt, accumulation of -r) and the statistics. Line
  * lexing is strace_parse.c, turning one call into event fields is
  * strace_event.c, the order of the output and its `switch` events is
- * strace_sched.c. */
+ * uniproc_sched.c (shared with any importer of a per-task log). */
 #include "replay/strace_import.h"
 
 #include <math.h>
@@ -12,7 +12,7 @@
 
 #include "replay/linereader.h"
 #include "replay/strace_event.h"
-#include "replay/strace_sched.h"
+#include "replay/uniproc_sched.h"
 
 #define GAP_BINS 10000 /* 1 us bins for the median gap; the last one holds the rest */
 #define DAY_NS (86400ull * 1000000000ull)
@@ -47,7 +47,7 @@ struct StraceImporter {
     char **header_extra;
     bool header_sent;
     GHashTable *pids;        /* pid -> PidState* */
-    StraceSched *sched;      /* orders events and writes the switches */
+    UniprocSched *sched;      /* orders events and writes the switches */
     bool now_known;          /* the current line's time on the timeline */
     uint64_t now;
     bool ts_seen;            /* the first line fixed the timestamp format */
@@ -160,7 +160,7 @@ static void deliver(const TraceEvent *ev, void *ud)
 static void emit(StraceImporter *imp, const TraceEvent *ev)
 {
     bool yields = ev->kind == TRACE_EV_SYSCALL && ev->u.sys.blocked;
-    strace_sched_push(imp->sched, ev, yields, imp->now_known, imp->now);
+    uniproc_sched_push(imp->sched, ev, yields, imp->now_known, imp->now);
 }
 
 /* ---------------- pids ---------------- */
@@ -510,13 +510,13 @@ static const char *attach_message(const char *line)
 static void yield_if_blocked(StraceImporter *imp, uint64_t t)
 {
     uint32_t pid;
-    strace_sched_tick(imp->sched, t);
-    if (!strace_sched_running(imp->sched, &pid))
+    uniproc_sched_tick(imp->sched, t);
+    if (!uniproc_sched_running(imp->sched, &pid))
         return;
     PidState *ps = pid_get(imp, pid);
     if (ps && ps->pending && ps->pend_may_block && ps->pend_has_time && t >= ps->pend_start &&
         (double)(t - ps->pend_start) >= imp->opt.block_us * 1000.0)
-        strace_sched_yield(imp->sched);
+        uniproc_sched_yield(imp->sched);
 }
 
 static const char *intern_text(StraceText s)
@@ -629,7 +629,9 @@ StraceImporter *strace_importer_new(const StraceImportOptions *o, const char *na
     imp->carry = g_string_new(NULL);
     imp->scratch = g_string_new(NULL);
     imp->gap_hist = g_new0(uint64_t, GAP_BINS);
-    imp->sched = strace_sched_new(o->order, (uint64_t)(o->slice_ms * 1e6), MAX_HELD, deliver, imp);
+    UniprocOrder order = o->order == STRACE_ORDER_BLOCK ? UNIPROC_ORDER_BLOCK
+                                                        : UNIPROC_ORDER_INTERLEAVE;
+    imp->sched = uniproc_sched_new(order, (uint64_t)(o->slice_ms * 1e6), MAX_HELD, deliver, imp);
     imp->st.unknown_names = g_hash_table_new(g_direct_hash, g_direct_equal);
 
     imp->command = g_strdup(o->command);
@@ -661,7 +663,7 @@ void strace_importer_finish(StraceImporter *imp)
     for (guint i = 0; i < pending->len; i++)
         pending_lose(imp, pending->pdata[i]);
     g_ptr_array_free(pending, TRUE);
-    strace_sched_flush(imp->sched);
+    uniproc_sched_flush(imp->sched);
     send_header(imp);
 
     uint64_t half = (imp->st.gaps + 1) / 2, seen = 0;
@@ -688,7 +690,7 @@ void strace_importer_free(StraceImporter *imp)
         return;
     strace_import_stats_clear(&imp->st);
     g_hash_table_unref(imp->pids);
-    strace_sched_free(imp->sched);
+    uniproc_sched_free(imp->sched);
     g_free(imp->command);
     g_strfreev(imp->header_extra);
     g_string_free(imp->carry, TRUE);

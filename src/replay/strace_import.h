@@ -9,7 +9,7 @@
  *   - clone/fork/vfork -> `fork`, execve -> `exec`, mmap/munmap/mprotect/brk
  *     -> mapping events, "--- SIG" -> `signal`, "+++ exited/killed" -> `exit`;
  *   - the events are put in the order one CPU would run them (a task keeps
- *     the CPU until it blocks, exits or its slice ends; strace_sched.h), and
+ *     the CPU until it blocks, exits or its slice ends; uniproc_sched.h), and
  *     a `switch` goes wherever the running pid changes.
  *
  * Lines that cannot be parsed are counted and the first few kept for the
@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "replay/strace_sched.h"
 #include "replay/trace.h"
+#include "replay/uniproc_sched.h"
 
 /* Defaults, written into every imported trace's header. */
 #define STRACE_DEFAULT_CLOCK_MHZ 2000.0 /* estimate: a 2010s-2020s server core; pass the
@@ -41,6 +41,13 @@
 #define STRACE_DEFAULT_SLICE_MS 100.0   /* Linux 2.6 kernel/sched.c: "default timeslice
                                            is 100 msecs" (DEF_TIMESLICE) */
 
+/* --order: BLOCK, one CPU's schedule; INTERLEAVE, the log's own order
+ * (the scheduler's two orders, uniproc_sched.h, under the option's name). */
+typedef enum {
+    STRACE_ORDER_BLOCK = UNIPROC_ORDER_BLOCK,
+    STRACE_ORDER_INTERLEAVE = UNIPROC_ORDER_INTERLEAVE,
+} StraceOrder;
+
 typedef struct {
     double clock_mhz;        /* the traced machine's clock */
     double ipc;              /* instructions per cycle it sustained in user mode */
@@ -48,7 +55,7 @@ typedef struct {
     double block_us;         /* a call at least this long is marked blocked */
     uint32_t user_pages;     /* working set of imported user work */
     TracePattern user_pattern;
-    StraceOrder order;       /* BLOCK: one CPU's schedule (strace_sched.h); INTERLEAVE */
+    StraceOrder order;       /* BLOCK: one CPU's schedule (uniproc_sched.h); INTERLEAVE */
     double slice_ms;         /* time slice in BLOCK order */
     uint32_t default_pid;    /* pid for lines strace printed without one */
     bool strict;             /* the first unparseable line is an error */

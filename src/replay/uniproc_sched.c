@@ -1,7 +1,7 @@
-/* A uniprocessor schedule from a multi-CPU strace log; see strace_sched.h.
+/* A uniprocessor schedule from a multi-CPU log; see uniproc_sched.h.
  * Waiting events sit in per-task queues stamped with their arrival number;
  * the running task's events go out as they come. */
-#include "replay/strace_sched.h"
+#include "replay/uniproc_sched.h"
 
 #include <glib.h>
 
@@ -11,11 +11,11 @@ typedef struct {
     uint64_t seq;
 } Held;
 
-struct StraceSched {
-    StraceOrder order;
+struct UniprocSched {
+    UniprocOrder order;
     uint64_t slice_ns;
     size_t max_held;
-    StraceSchedOut out;
+    UniprocSchedOut out;
     void *ud;
     GHashTable *queues;     /* pid -> GQueue of Held* */
     size_t held;            /* events waiting, all tasks */
@@ -33,10 +33,10 @@ static void queue_free(gpointer q)
     g_queue_free_full(q, g_free);
 }
 
-StraceSched *strace_sched_new(StraceOrder order, uint64_t slice_ns, size_t max_held,
-                              StraceSchedOut out, void *ud)
+UniprocSched *uniproc_sched_new(UniprocOrder order, uint64_t slice_ns, size_t max_held,
+                              UniprocSchedOut out, void *ud)
 {
-    StraceSched *s = g_new0(StraceSched, 1);
+    UniprocSched *s = g_new0(UniprocSched, 1);
     s->order = order;
     s->slice_ns = slice_ns;
     s->max_held = max_held ? max_held : 1;
@@ -46,7 +46,7 @@ StraceSched *strace_sched_new(StraceOrder order, uint64_t slice_ns, size_t max_h
     return s;
 }
 
-void strace_sched_free(StraceSched *s)
+void uniproc_sched_free(UniprocSched *s)
 {
     if (!s)
         return;
@@ -55,7 +55,7 @@ void strace_sched_free(StraceSched *s)
 }
 
 /* Sends ev, preceded by a switch when another task (or none) runs. */
-static void send(StraceSched *s, const TraceEvent *ev)
+static void send(UniprocSched *s, const TraceEvent *ev)
 {
     if (s->started && (!s->running || s->cur != ev->pid)) {
         TraceEvent sw;
@@ -76,13 +76,13 @@ static void send(StraceSched *s, const TraceEvent *ev)
     }
 }
 
-static GQueue *queue_of(StraceSched *s, uint32_t pid)
+static GQueue *queue_of(UniprocSched *s, uint32_t pid)
 {
     return g_hash_table_lookup(s->queues, GUINT_TO_POINTER(pid));
 }
 
 /* The task whose oldest waiting event arrived first; false if none waits. */
-static bool oldest_waiting(StraceSched *s, uint32_t *pid)
+static bool oldest_waiting(UniprocSched *s, uint32_t *pid)
 {
     GHashTableIter it;
     gpointer k, v;
@@ -98,13 +98,13 @@ static bool oldest_waiting(StraceSched *s, uint32_t *pid)
     return best != UINT64_MAX;
 }
 
-static bool slice_over(const StraceSched *s)
+static bool slice_over(const UniprocSched *s)
 {
     return s->have_now && s->now - s->slice_start >= s->slice_ns;
 }
 
 /* Sends what the schedule allows now; final: the log has ended. */
-static void pump(StraceSched *s, bool final)
+static void pump(UniprocSched *s, bool final)
 {
     for (;;) {
         uint32_t pid = s->cur;
@@ -128,7 +128,7 @@ static void pump(StraceSched *s, bool final)
     }
 }
 
-static void set_now(StraceSched *s, uint64_t now)
+static void set_now(UniprocSched *s, uint64_t now)
 {
     s->now = now;
     if (!s->have_now)
@@ -136,12 +136,12 @@ static void set_now(StraceSched *s, uint64_t now)
     s->have_now = true;
 }
 
-void strace_sched_push(StraceSched *s, const TraceEvent *ev, bool yields, bool has_time,
+void uniproc_sched_push(UniprocSched *s, const TraceEvent *ev, bool yields, bool has_time,
                        uint64_t now)
 {
     if (has_time)
         set_now(s, now);
-    if (s->order == STRACE_ORDER_INTERLEAVE) {
+    if (s->order == UNIPROC_ORDER_INTERLEAVE) {
         send(s, ev);
         return;
     }
@@ -157,22 +157,22 @@ void strace_sched_push(StraceSched *s, const TraceEvent *ev, bool yields, bool h
     pump(s, false);
 }
 
-void strace_sched_tick(StraceSched *s, uint64_t now)
+void uniproc_sched_tick(UniprocSched *s, uint64_t now)
 {
     set_now(s, now);
-    if (s->order == STRACE_ORDER_BLOCK)
+    if (s->order == UNIPROC_ORDER_BLOCK)
         pump(s, false);
 }
 
-void strace_sched_yield(StraceSched *s)
+void uniproc_sched_yield(UniprocSched *s)
 {
-    if (s->order == STRACE_ORDER_INTERLEAVE || !s->running)
+    if (s->order == UNIPROC_ORDER_INTERLEAVE || !s->running)
         return;
     s->yielded = true;
     pump(s, false);
 }
 
-bool strace_sched_running(const StraceSched *s, uint32_t *pid)
+bool uniproc_sched_running(const UniprocSched *s, uint32_t *pid)
 {
     if (!s->running || s->yielded)
         return false;
@@ -180,8 +180,8 @@ bool strace_sched_running(const StraceSched *s, uint32_t *pid)
     return true;
 }
 
-void strace_sched_flush(StraceSched *s)
+void uniproc_sched_flush(UniprocSched *s)
 {
-    if (s->order == STRACE_ORDER_BLOCK)
+    if (s->order == UNIPROC_ORDER_BLOCK)
         pump(s, true);
 }
