@@ -68,7 +68,18 @@ START_TEST(quick_has_every_section)
     /* --quick samples 16 points: an interval on the null call's extra (the
      * captured programs, the typical workloads, are not replayed at the
      * design's points: point estimates, said so), and the two tornadoes. */
-    ck_assert_uint_eq(count(out, "[90 % interval"), 1);
+    /* ... and on the lowmem statements (the lowmem model's ranged
+     * estimates) and the KPTI one (skylake's), each between its quote and
+     * its verdict; the others have none. */
+    static const char *with_iv[] = { "+3 usecs", "more than 3 times", "more than 6 times",
+                                     "0.5 GB", "unable to boot", "200 GB", "50,000 syscalls/s" };
+    for (size_t i = 0; i < G_N_ELEMENTS(with_iv); i++) {
+        const char *q = strstr(out, with_iv[i]), *v = q ? strstr(q, "verdict: ") : NULL;
+        const char *iv = q ? strstr(q, "[90 % interval") : NULL;
+        ck_assert_msg(iv && iv < v, "statement '%s' has no interval", with_iv[i]);
+    }
+    ck_assert_uint_eq(count(out, "sampled points of the lowmem estimates"), 5);
+    ck_assert_uint_eq(count(out, "over 16 sampled points of skylake's estimates"), 1);
     ck_assert_ptr_nonnull(strstr(out, "[point estimates: the captures are not replayed"));
     ck_assert_ptr_nonnull(strstr(out, "over 16 of 16 sampled points"));
     ck_assert_ptr_nonnull(strstr(out, "What decides the 4g4g extra of the null call"));
