@@ -1,6 +1,8 @@
 /* vmsplit claim's private state, shared by claim.c (the workloads, the
- * table, the CSVs and plots) and claim_statements.c (the seeds' statements
- * as a table). Included by those two files only. */
+ * table, the CSVs and plots), claim_statements.c (the seeds' statements
+ * as a table), claim_uncertainty.c (the CPU design's intervals and the
+ * tornadoes) and claim_intervals.c (the lowmem and KPTI statements'
+ * intervals). Included by those four files only. */
 #ifndef VMSPLIT_REPORT_CLAIM_PRIV_H
 #define VMSPLIT_REPORT_CLAIM_PRIV_H
 
