@@ -73,7 +73,7 @@ START_TEST(boot_at_the_ends_of_struct_page)
     ck_assert(r40.boots);
     ck_assert(!r56.boots);
     /* Where it turns: 52 B leave 896 - 832 - 8 (hashes) - ~8 (bitmaps,
-     * tables, image) MiB, under the 64 MiB floor; 48 B leave about 120. */
+     * tables, image) MiB, under the 64 MiB floor; 48 B leave about 110. */
     ck_assert(report("3g1g", 64 * GiB, LOWMEM_DEFAULT_TOLM, 48, 0).boots);
     ck_assert(!report("3g1g", 64 * GiB, LOWMEM_DEFAULT_TOLM, 52, 0).boots);
 }
