@@ -36,15 +36,20 @@ static bool check_preset(const char *value, GError **err)
     return p != NULL;
 }
 
-static bool check_workload(const char *value, GError **err)
+/* Whether a trace opens (its version line and header), now rather than
+ * after other points ran. */
+static bool trace_readable(const char *value, const char *expected, GError **err)
 {
-    if (!strcmp(value, "none"))
-        return true;
     TraceReader *r = trace_reader_open(value, err);
     trace_reader_close(r);
     if (!r)
-        g_prefix_error(err, "expected 'none' or a vmsplit trace: ");
+        g_prefix_error(err, "%s: ", expected);
     return r != NULL;
+}
+
+static bool check_workload(const char *value, GError **err)
+{
+    return !strcmp(value, "none") || trace_readable(value, "expected 'none' or a vmsplit trace", err);
 }
 
 static const SweepParam params[] = {
@@ -184,7 +189,12 @@ static bool check_ram(const char *value, GError **err)
 
 static bool check_trace(const char *value, GError **err)
 {
-    return strcmp(value, "none") && check_workload(value, err);
+    if (!strcmp(value, "none")) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "workload 'none': expected a vmsplit trace to replay");
+        return false;
+    }
+    return trace_readable(value, "expected a vmsplit trace", err);
 }
 
 /* The sample's key columns come first, in the order of the
