@@ -277,7 +277,8 @@ static bool st_meminfo(Claim *c, ClaimFigure *f, GError **err)
 static bool lowmem_ratio(const ClaimLowmemSetting *s, uint64_t ram, double *x, GError **err)
 {
     LowmemReport r64, r;
-    if (!claim_lowmem_at(s, "4g4g", 64 * GiB, &r64, err) || !claim_lowmem_at(s, "3g1g", ram, &r, err))
+    if (!claim_lowmem_at(s, "4g4g", 64 * GiB, &r64, err) ||
+        !claim_lowmem_at(s, "3g1g", ram, &r, err))
         return false;
     *x = (double)r64.low_total_kb / r.low_total_kb;
     return true;

@@ -49,7 +49,8 @@ static bool trace_readable(const char *value, const char *expected, GError **err
 
 static bool check_workload(const char *value, GError **err)
 {
-    return !strcmp(value, "none") || trace_readable(value, "expected 'none' or a vmsplit trace", err);
+    return !strcmp(value, "none") ||
+           trace_readable(value, "expected 'none' or a vmsplit trace", err);
 }
 
 static const SweepParam params[] = {

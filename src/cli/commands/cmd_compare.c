@@ -144,7 +144,9 @@ static void intervals(CompareUnc *u, const CompareUncConfig *cfg, Cell *cells)
                 const Cell *c = &cells[l * P + use[k]], *b = &cells[use[k]];
                 switch (f) {
                 case F_TIME_MS: v[k] = c->seconds * 1e3; break;
-                case F_OVERHEAD: v[k] = b->cycles ? 100 * (c->cycles - b->cycles) / b->cycles : 0; break;
+                case F_OVERHEAD:
+                    v[k] = b->cycles ? 100 * (c->cycles - b->cycles) / b->cycles : 0;
+                    break;
                 case F_RATE: v[k] = c->seconds > 0 ? c->syscalls / c->seconds : 0; break;
                 default: v[k] = c->syscalls ? c->syscall_cycles / c->syscalls / cfg->clock_mhz : 0;
                 }
@@ -274,8 +276,9 @@ void compare_unc_print_text(const CompareUnc *u, ReplayResult *const *r, size_t 
         for (size_t i = 0; i < n; i++) {
             const ReplayTotals *t = replay_totals(r[i]);
             double secs = replay_seconds(r[i]);
+            double over = b->cycles ? 100.0 * ((double)t->cycles - b->cycles) / b->cycles : 0;
             double c = f == F_TIME_MS  ? secs * 1e3
-                     : f == F_OVERHEAD ? (b->cycles ? 100.0 * ((double)t->cycles - b->cycles) / b->cycles : 0)
+                     : f == F_OVERHEAD ? over
                      : f == F_RATE     ? (secs > 0 ? t->syscalls / secs : 0)
                                        : all_mean_us(r[i]);
             cell(out, f == F_OVERHEAD ? "%+.2f" : f == F_RATE ? "%.0f" : "%.3f", c, u->fig[i][f]);
