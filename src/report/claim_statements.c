@@ -38,6 +38,7 @@ ClaimVerdict claim_verdict_interval(double lo, double hi, double band_lo, double
 typedef struct {
     GString *model;
     ClaimVerdict verdict;
+    ClaimInterval iv;            /* the figure's 90 % interval, if it has one */
 } ClaimFigure;
 
 typedef bool (*ClaimFigureFn)(Claim *c, ClaimFigure *f, GError **err);
@@ -147,6 +148,7 @@ static bool lowmem_verdict(Claim *c, ClaimFigure *f, ClaimLowmemFn fn, double ba
     if (!iv.have)
         return true;
     f->verdict = claim_verdict_interval(iv.lo, iv.hi, band_lo, band_hi);
+    f->iv = iv;
     char lo[32], hi[32];
     g_snprintf(lo, sizeof lo, fmt, iv.lo);
     g_snprintf(hi, sizeof hi, fmt, iv.hi);
@@ -171,6 +173,7 @@ static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
     GString *iv = g_string_new(NULL);
     if (c->have_unc) {
         f->verdict = claim_verdict_interval(c->extra_lo[0], c->extra_hi[0], 2.0, 4.0);
+        f->iv = (ClaimInterval){ true, c->extra_lo[0], c->extra_hi[0], c->unc_used };
         g_string_printf(iv, " [90 %% interval %.2f..%.2f us, and %.2f..%.2f us via sysenter, over "
                         "%u of %u sampled points]", c->extra_lo[0], c->extra_hi[0],
                         c->extra_lo[1], c->extra_hi[1], c->unc_used, c->unc_total);
@@ -224,6 +227,7 @@ static bool st_typical(Claim *c, ClaimFigure *f, GError **err)
                                   "uncertainty design's points]");
     if (c->have_unc && c->typ_sampled && lo >= 0) {
         f->verdict = claim_verdict_interval(c->typ_lo, c->typ_hi, 0, 30);
+        f->iv = (ClaimInterval){ true, c->typ_lo, c->typ_hi, c->unc_used };
         g_string_append_printf(f->model, " [90 %% interval of the largest %+.1f%% to %+.1f%% over "
                                "%u sampled points]", c->typ_lo, c->typ_hi, c->unc_used);
     }
@@ -248,6 +252,7 @@ static bool st_micro(Claim *c, ClaimFigure *f, GError **err)
                     "against %+.1f%% for the largest typical workload", micro, hi);
     if (c->have_unc && c->typ_sampled) {
         f->verdict = claim_verdict_interval(c->micro_lo, c->micro_hi, 0, INFINITY);
+        f->iv = (ClaimInterval){ true, c->micro_lo, c->micro_hi, c->unc_used };
         g_string_append_printf(f->model, " [90 %% interval of the difference %+.1f to %+.1f points "
                                "over %u sampled points]", c->micro_lo, c->micro_hi, c->unc_used);
     }
@@ -464,6 +469,7 @@ static bool st_kpti(Claim *c, ClaimFigure *f, GError **err)
                         "skylake preset, 32-bit PAE KPTI (a modern core's figures; kpti-pcid is a "
                         "what-if on i686)", at50);
         if (iv.have) {
+            f->iv = iv;
             f->verdict = claim_verdict_interval(iv.lo, iv.hi, 1, 3);
             if (f->verdict == CLAIM_DISAGREES &&
                 claim_verdict_interval(iv.lo, iv.hi, -1, 5) == CLAIM_AGREES)
@@ -512,7 +518,7 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
     json_builder_begin_array(j);
     for (size_t i = 0; ok && i < G_N_ELEMENTS(claim_statements); i++) {
         const ClaimStatement *s = &claim_statements[i];
-        ClaimFigure f = { g_string_new(NULL), CLAIM_DISAGREES };
+        ClaimFigure f = { g_string_new(NULL), CLAIM_DISAGREES, { 0 } };
         GString *fit_rows = g_string_new(NULL);
         if ((ok = s->figure(c, &f, err))) {
             fprintf(out, "  \"%s\" (%s)\n    model: %s\n    rule: %s\n", s->quote, s->source,
@@ -531,6 +537,15 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
             json_builder_add_string_value(j, claim_verdict_names[f.verdict]);
             json_builder_set_member_name(j, "fit_target");
             json_builder_add_boolean_value(j, fit);
+            if (f.iv.have) {     /* in the figure's own unit, as the model text gives it */
+                json_builder_set_member_name(j, "interval_90");
+                json_builder_begin_array(j);
+                json_builder_add_double_value(j, f.iv.lo);
+                json_builder_add_double_value(j, f.iv.hi);
+                json_builder_end_array(j);
+                json_builder_set_member_name(j, "interval_points");
+                json_builder_add_int_value(j, f.iv.points);
+            }
             if (fit) {
                 json_builder_set_member_name(j, "fit_rows");
                 json_builder_add_string_value(j, fit_rows->str);
