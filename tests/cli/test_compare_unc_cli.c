@@ -168,7 +168,9 @@ START_TEST(text_and_csv)
     const char *cargv[] = { vmsplit, "compare", "--uncertainty", "3", "--csv", TRACE, NULL };
     ck_assert_int_eq(spawn(cargv, &out), 0);
     char **lines = g_strsplit(out, "\n", -1);
-    guint cols = g_strv_length(g_strsplit(lines[0], ",", -1));
+    char **head = g_strsplit(lines[0], ",", -1);
+    guint cols = g_strv_length(head);
+    g_strfreev(head);
     ck_assert_ptr_nonnull(strstr(lines[0], ",overhead_pct_p5,overhead_pct_p95"));
     ck_assert_ptr_null(strstr(lines[0], "(null)"));
     unsigned all = 0;
