@@ -1,6 +1,7 @@
 /* Running a measurement's experiment: see experiment.h. */
 #include "calib/experiment.h"
 
+#include "calib/exp_guest.h"
 #include "kernel_model/layout.h"
 #include "kernel_model/measure.h"
 
@@ -15,6 +16,8 @@ static bool run_one(const Preset *p, const ProfileTable *t, const Experiment *e,
                     "experiment 'none': this measurement is not reproduced by the model yet");
         return false;
     }
+    if (e->kind == EXP_GUEST)
+        return calib_run_guest(p, e->program, e->layout, out, err);
     if (e->kind == EXP_PRESET) {
         unsigned v = 0;
         if (!preset_get_uint(p, e->key, &v)) {

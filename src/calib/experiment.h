@@ -2,7 +2,8 @@
  * `syscall NAME LAYOUT ENTRY` boots a machine with the preset and the
  * layout, runs the call through the layout's real NASM stubs on the core
  * (kernel_model/measure.h: measure_repeat, as `vmsplit syscall` does) and
- * takes the mean cycles per call; `preset GROUP.KEY` reads the preset.
+ * takes the mean cycles per call; `preset GROUP.KEY` reads the preset;
+ * `guest NAME LAYOUT` runs a program that times itself (calib/exp_guest.h).
  * The value is converted to the row's unit (us at the preset's clock) and
  * combined with the baseline's (difference or ratio). Deterministic: the
  * same preset gives the same value. */

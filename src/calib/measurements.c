@@ -70,7 +70,7 @@ static bool fail(GError **err, const Reader *r, const char *group, const char *k
     return false;
 }
 
-/* "syscall NAME LAYOUT int80|sysenter", "preset GROUP.KEY", "none". */
+/* "syscall NAME LAYOUT int80|sysenter", "preset GROUP.KEY", "guest NAME LAYOUT", "none". */
 static bool parse_experiment(const Reader *r, const char *g, const char *k, Experiment *e,
                              GError **err)
 {
@@ -88,6 +88,10 @@ static bool parse_experiment(const Reader *r, const char *g, const char *k, Expe
     } else if (!strcmp(w0, "preset") && n == 2 && strchr(g_ptr_array_index(words, 1), '.')) {
         e->kind = EXP_PRESET;
         e->key = g_strdup(g_ptr_array_index(words, 1));
+    } else if (!strcmp(w0, "guest") && n == 3) {
+        e->kind = EXP_GUEST;
+        e->program = g_strdup(g_ptr_array_index(words, 1));
+        e->layout = g_strdup(g_ptr_array_index(words, 2));
     } else if (!strcmp(w0, "syscall") && n == 4 &&
                (!strcmp(g_ptr_array_index(words, 3), "int80") ||
                 !strcmp(g_ptr_array_index(words, 3), "sysenter"))) {
@@ -97,7 +101,7 @@ static bool parse_experiment(const Reader *r, const char *g, const char *k, Expe
         e->sysenter = !strcmp(g_ptr_array_index(words, 3), "sysenter");
     } else {
         ok = fail(err, r, g, k, "'%s'; expected 'syscall NAME LAYOUT int80|sysenter', "
-                  "'preset GROUP.KEY' or 'none'", v);
+                  "'preset GROUP.KEY', 'guest NAME LAYOUT' or 'none'", v);
     }
     g_ptr_array_free(words, TRUE);
     g_strfreev(w);
@@ -218,6 +222,7 @@ static void exp_clear(Experiment *e)
     g_free(e->syscall);
     g_free(e->layout);
     g_free(e->key);
+    g_free(e->program);
 }
 
 static void row_free(gpointer p)
@@ -310,6 +315,7 @@ char *meas_experiment_text(const Experiment *e)
         return g_strdup_printf("syscall %s %s %s", e->syscall, e->layout,
                                e->sysenter ? "sysenter" : "int80");
     case EXP_PRESET: return g_strdup_printf("preset %s", e->key);
+    case EXP_GUEST: return g_strdup_printf("guest %s %s", e->program, e->layout);
     case EXP_NONE: break;
     }
     return g_strdup("none");

@@ -14,6 +14,10 @@
  *   preset GROUP.KEY             the preset's own figure (a sourced or
  *                                estimated value checked against a
  *                                published one)
+ *   guest NAME LAYOUT            the program workloads/guest/NAME.asm run
+ *                                under the layout (`vmsplit run --layout`);
+ *                                the figure is the last number it prints
+ *                                (calib/exp_guest.h)
  *   none                         not reproduced yet (the row's note says
  *                                what is missing); listed, never evaluated
  * optionally against a `baseline` experiment with `combine = difference`
@@ -34,7 +38,7 @@ typedef enum {
 
 typedef enum { MEAS_UNIT_CYCLES, MEAS_UNIT_US, MEAS_UNIT_RATIO } MeasUnit;
 typedef enum { MEAS_ROLE_FIT, MEAS_ROLE_CHECK } MeasRole;
-typedef enum { EXP_NONE, EXP_SYSCALL, EXP_PRESET } ExpKind;
+typedef enum { EXP_NONE, EXP_SYSCALL, EXP_PRESET, EXP_GUEST } ExpKind;
 typedef enum { COMBINE_NONE, COMBINE_DIFFERENCE, COMBINE_RATIO } ExpCombine;
 
 typedef struct {
@@ -43,6 +47,7 @@ typedef struct {
     char *layout;
     bool sysenter;
     char *key;                   /* EXP_PRESET: "memory.latency" */
+    char *program;               /* EXP_GUEST: "dtlb64" (and layout) */
 } Experiment;
 
 typedef struct {

@@ -15,7 +15,7 @@
 
 /* The first primes: one Halton base per sampled parameter (a preset
  * declares about fifteen ranges; more than fifty is refused). */
-static const unsigned primes[] = { 2,   3,   5,   7,   11,  13,  17,  19,  23,  29,
+static const unsigned primes[UNC_MAX_DIMS] = { 2,   3,   5,   7,   11,  13,  17,  19,  23,  29,
                                    31,  37,  41,  43,  47,  53,  59,  61,  67,  71,
                                    73,  79,  83,  89,  97,  101, 103, 107, 109, 113,
                                    127, 131, 137, 139, 149, 151, 157, 163, 167, 173,
@@ -148,41 +148,51 @@ static bool project(Preset **q, const MeasurementSet *set, const char *held, boo
     return res != NULL;
 }
 
+void unc_design_point(unsigned seed, unsigned index, unsigned dims, double *u)
+{
+    g_assert(dims <= UNC_MAX_DIMS);
+    GRand *rng = g_rand_new_with_seed(seed);
+    for (unsigned d = 0; d < dims; d++) {
+        unsigned perm[229];
+        permutation(rng, primes[d], perm);
+        u[d] = scrambled_inverse(index + 1, primes[d], perm);
+    }
+    g_rand_free(rng);
+}
+
 bool unc_sample(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,
                 UncSample *out, GError **err)
 {
     *out = (UncSample){ 0 };
+    unsigned dims = 0;
+    for (unsigned i = 0; i < p->nranges; i++)
+        dims += sampled(&p->ranges[i]);
+    if (dims > UNC_MAX_DIMS) {
+        g_set_error(err, CALIB_ERROR, CALIB_ERROR_INVALID,
+                    "%s: more than %d ranged parameters; expected at most %d for the "
+                    "uncertainty design", p->path ? p->path : p->name, UNC_MAX_DIMS,
+                    UNC_MAX_DIMS);
+        return false;
+    }
+    double u[UNC_MAX_DIMS];
+    unc_design_point(seed, index, dims, u);
     Preset *q = preset_copy(p);
-    GRand *rng = g_rand_new_with_seed(seed);
     unsigned d = 0;
     for (unsigned i = 0; i < q->nranges; i++) {
         const PresetRange *r = &q->ranges[i];
         if (!sampled(r))
             continue;
-        if (d == G_N_ELEMENTS(primes)) {
-            g_set_error(err, CALIB_ERROR, CALIB_ERROR_INVALID,
-                        "%s: more than %zu ranged parameters; expected at most %zu for the "
-                        "uncertainty design", p->path ? p->path : p->name, G_N_ELEMENTS(primes),
-                        G_N_ELEMENTS(primes));
-            g_rand_free(rng);
-            preset_free(q);
-            return false;
-        }
-        unsigned perm[229];
-        permutation(rng, primes[d], perm);
-        double u = scrambled_inverse(index + 1, primes[d], perm);
-        d++;
         unsigned v = 0;
         if (r->kind == PRESET_RANGE_SPAN) {
-            v = r->lo + (unsigned)floor(u * ((double)r->hi - r->lo + 1));
+            v = r->lo + (unsigned)floor(u[d] * ((double)r->hi - r->lo + 1));
             v = MIN(v, r->hi);
         } else {
             unsigned n = g_strv_length(r->alternatives);
-            alt_value(r->alternatives[MIN(n - 1, (unsigned)floor(u * n))], &v);
+            alt_value(r->alternatives[MIN(n - 1, (unsigned)floor(u[d] * n))], &v);
         }
+        d++;
         preset_set_uint(q, r->id, v);
     }
-    g_rand_free(rng);
     if (!project(&q, set, NULL, &out->accepted, err)) {
         preset_free(q);
         return false;

@@ -30,6 +30,14 @@
 #include "calib/measurements.h"
 #include "preset/preset.h"
 
+/* The design's coordinates of point `index`: dims numbers in [0, 1), the
+ * d-th the scrambled radical inverse of index + 1 in the d-th prime base.
+ * unc_sample maps them onto a preset's ranges in the preset's order; other
+ * models with ranged estimates (the lowmem model, kernel_model/lowmem.h)
+ * map them onto theirs. */
+#define UNC_MAX_DIMS 50
+void unc_design_point(unsigned seed, unsigned index, unsigned dims, double *u);
+
 /* The figures of one point, in cycles per call. */
 #define UNC_FIGURES(X)                                                   \
     X(int80_3g1g, "getppid via int 0x80 under 3g1g, cycles")             \

@@ -51,6 +51,24 @@ G_DEFINE_QUARK(vmsplit-lowmem-error-quark, lowmem_error)
 #define IMAGE_OTHER (343 * KiB)
 #define IMAGE_INIT (188 * KiB)
 
+/* The ranged estimates (lowmem.h). */
+const LowmemEstimate lowmem_estimates[LOWMEM_NEST] = {
+    [LOWMEM_EST_STRUCT_PAGE] = {
+        "struct page", "B", LOWMEM_STRUCT_PAGE_DEFAULT, 40, 56,
+        "40 B is 2.5.74's struct page as LWN gives it (nothing smaller before 2.6.12's 32 B); "
+        "44 with CONFIG_HIGHPTE, likely on a 64 GB box; 2.4 kernels 44-52 B (Gorman); the "
+        "mail's own \"nearly 1 GB\" of mem_map at 64 GB implies about 56 B" },
+    [LOWMEM_EST_TOLM] = {
+        "top of low RAM (PCI hole)", "MiB", LOWMEM_DEFAULT_TOLM >> 20, 3392, 3840,
+        "3760 MiB from a Dell PowerEdge 4400's 3799580K (LKML, Jan 2002); 3392 MiB: the 700 MB "
+        "hole of an HP LP6000 in the same thread; 3840 MiB: a 256 MiB hole, an estimate for a "
+        "server with little PCI space reserved (no measurement)" },
+    [LOWMEM_EST_IMAGE] = {
+        "kernel image kept", "KiB", (IMAGE_CODE + IMAGE_DATA + IMAGE_OTHER) / KiB, 1536, 4096,
+        "2464 KiB from a 2.6.12.4 SMP boot log; estimate: 1.5 MiB (a lean SMP kernel) to 4 MiB "
+        "(one with many built-in drivers, as a distribution's 64 GB kernel)" },
+};
+
 /* Post-boot hash tables of 2.5.74/2.6.0 (fs/dcache.c dcache_init,
  * fs/inode.c inode_init): mempages >> (13 - PAGE_SHIFT) resp.
  * (14 - PAGE_SHIFT) buckets of an hlist_head (4 B), rounded up to a power
@@ -101,6 +119,11 @@ static void map_add(LowmemMap *m, uint64_t start, uint64_t end)
 
 bool lowmem_map_default(LowmemMap *m, uint64_t ram, GError **err)
 {
+    return lowmem_map_default_tolm(m, ram, LOWMEM_DEFAULT_TOLM, err);
+}
+
+bool lowmem_map_default_tolm(LowmemMap *m, uint64_t ram, uint64_t tolm, GError **err)
+{
     memset(m, 0, sizeof *m);
     if (ram < 2 * MiB) {
         g_set_error(err, LOWMEM_ERROR, LOWMEM_ERROR_VALUE,
@@ -109,7 +132,7 @@ bool lowmem_map_default(LowmemMap *m, uint64_t ram, GError **err)
         return false;
     }
     map_add(m, 0, LEGACY_RAM_END);
-    uint64_t below = MIN(ram, LOWMEM_DEFAULT_TOLM);
+    uint64_t below = MIN(ram, tolm);
     map_add(m, LEGACY_HOLE_END, below);
     if (ram > below) {
         uint64_t top = 4 * GiB + (ram - below);
@@ -345,7 +368,9 @@ static void add_items(LowmemReport *r, const LowmemParams *p)
     add_item(r, "direct-map page tables", pt, LOWMEM_KEPT, p->no_pse,
              "pagetable_init: 4 PAE PMD pages + pkmap and fixmap PTE pages"
              "; a PTE page per 2 MiB without PSE");
-    add_item(r, "kernel image", IMAGE_CODE + IMAGE_DATA + IMAGE_OTHER, LOWMEM_KEPT, false,
+    add_item(r, "kernel image",
+             p->image_bytes ? p->image_bytes : IMAGE_CODE + IMAGE_DATA + IMAGE_OTHER, LOWMEM_KEPT,
+             false,
              "estimate: 1635k code + 486k data + 343k bss/page 0/trampoline, from a "
              "2.6.12.4 SMP boot log (LKML <20050808222146.GA7123@linuxace.com>)");
     add_item(r, "kernel init sections", IMAGE_INIT, LOWMEM_FREED_AFTER_BOOT, false,

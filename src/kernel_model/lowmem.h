@@ -60,6 +60,8 @@ typedef struct {
  * no higher than the 36-bit PAE limit (64 GiB) -- unless ram_bytes itself
  * exceeds 64 GiB, a what-if the report flags (beyond_pae). */
 bool lowmem_map_default(LowmemMap *m, uint64_t ram_bytes, GError **err);
+/* The same with the PCI hole starting at tolm_bytes instead. */
+bool lowmem_map_default_tolm(LowmemMap *m, uint64_t ram_bytes, uint64_t tolm_bytes, GError **err);
 
 /* Parse a map (format in docs/lowmem.md): one range per line,
  * "START END [TYPE]" or Linux's "BIOS-e820: START - END (TYPE)". Only
@@ -77,7 +79,28 @@ uint64_t lowmem_map_ram_bytes(const LowmemMap *m);
 typedef struct {
     uint32_t struct_page_bytes; /* sizeof(struct page); 0 = default */
     bool no_pse;                /* map lowmem with 4 KiB pages (PTE pages) */
+    uint64_t image_bytes;       /* kernel image kept in lowmem; 0 = the estimate */
 } LowmemParams;
+
+/* The model's inputs that are estimates with a plausible range (each with
+ * its reasoning in lowmem.c and docs/lowmem.md), in a fixed order: the
+ * claim samples them over their ranges for its lowmem statements'
+ * intervals. The default map takes the top of low RAM with
+ * lowmem_map_default_tolm, the others go in LowmemParams. */
+typedef enum {
+    LOWMEM_EST_STRUCT_PAGE,      /* sizeof(struct page), bytes */
+    LOWMEM_EST_TOLM,             /* top of RAM below 4 GiB, MiB */
+    LOWMEM_EST_IMAGE,            /* kernel image kept, KiB */
+    LOWMEM_NEST,
+} LowmemEstimateId;
+
+typedef struct {
+    const char *name, *unit;
+    uint64_t value, lo, hi;      /* as used by default, and its range */
+    const char *why;             /* the range's reasoning */
+} LowmemEstimate;
+
+extern const LowmemEstimate lowmem_estimates[LOWMEM_NEST];
 
 typedef enum {
     LOWMEM_KEPT,             /* reserved at boot, never returned: not in MemTotal */

@@ -211,7 +211,8 @@ void replay_to_json(const ReplayResult *r, JsonBuilder *b)
 
 /* CSV column names of replay_part_names, in the same order. */
 static const char *const part_columns[REPLAY_NPARTS] = {
-    "entry_exit", "cr3", "refills", "uaccess", "body", "user", "switches",
+    "entry_exit", "cr3", "refills", "uaccess", "body", "user", "switches", "user_refills",
+    "faults",
 };
 
 /* The header, once per CSV (compare prints every layout's rows under it).

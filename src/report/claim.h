@@ -12,7 +12,9 @@
  *     With uncertainty (ClaimConfig.uncertainty points of the design in
  *     calib/uncertainty.h, run as a sweep into uncertainty.csv) the null
  *     call's 4G/4G extra gets a 90 % interval and an interval verdict, and
- *     a tornado (tornado.csv) names the estimates that decide it.
+ *     a tornado (tornado.csv) names the estimates that decide it; the
+ *     lowmem statements get theirs over the lowmem model's ranged
+ *     estimates and the KPTI one over skylake's (claim_intervals.c).
  *  3. The plots (lowmem against RAM, per-syscall latency stacked by part,
  *     overhead against syscall rate, 4g4g/kpti/kpti-pcid against rate)
  *     and the CSVs behind them, in an output folder.

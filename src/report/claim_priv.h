@@ -1,9 +1,13 @@
 /* vmsplit claim's private state, shared by claim.c (the workloads, the
- * table, the CSVs and plots) and claim_statements.c (the seeds' statements
- * as a table). Included by those two files only. */
+ * table, the CSVs and plots), claim_statements.c (the seeds' statements
+ * as a table), claim_uncertainty.c (the CPU design's intervals and the
+ * tornadoes) and claim_intervals.c (the lowmem and KPTI statements'
+ * intervals). Included by those four files only. */
 #ifndef VMSPLIT_REPORT_CLAIM_PRIV_H
 #define VMSPLIT_REPORT_CLAIM_PRIV_H
 
+#include "calib/measurements.h"
+#include "kernel_model/layout_mem.h"
 #include "preset/preset.h"
 #include "replay/replay.h"
 
@@ -56,6 +60,35 @@ double claim_rate_of(const ReplayResult *r);
 /* LowTotal, mem_map, lowmem left... of a layout at ram, default map. */
 #include "kernel_model/lowmem.h"
 bool claim_lowmem_of(const char *layout, uint64_t ram, LowmemReport *r, GError **err);
+
+/* The lowmem model's ranged estimates at one point (claim_intervals.c). */
+typedef struct {
+    uint32_t struct_page;        /* bytes */
+    uint64_t tolm_mib, image_kib;
+} ClaimLowmemSetting;
+/* A statement's 90 % interval over `points` sampled points; have is false
+ * when the claim runs without uncertainty. */
+typedef struct {
+    bool have;
+    double lo, hi;
+    unsigned points;
+} ClaimInterval;
+/* The estimates as shipped (what claim_lowmem_of uses). */
+ClaimLowmemSetting claim_lowmem_shipped(void);
+bool claim_lowmem_at(const ClaimLowmemSetting *s, const char *layout, uint64_t ram,
+                     LowmemReport *r, GError **err);
+/* A statement's figure at a setting. */
+typedef bool (*ClaimLowmemFn)(const ClaimLowmemSetting *s, double *out, GError **err);
+/* fn over the claim's N points of the design on the lowmem estimates. */
+bool claim_lowmem_interval(const Claim *c, ClaimLowmemFn fn, ClaimInterval *out, GError **err);
+/* "struct page 40..56 B, ..." for the statements' text. */
+const char *claim_lowmem_ranges_text(void);
+/* KPTI at 50 000 syscalls/s from the null generator's replays at each rate
+ * (3g1g in base, kpti in kpti), interpolated in the baseline's rate. */
+double claim_kpti_at50(ReplayResult *const *base, ReplayResult *const *kpti, size_t nr);
+/* Its interval over the claim's N points of skylake's design. */
+bool claim_kpti_interval(Claim *c, char *const *traces, size_t nr, ClaimInterval *out,
+                         GError **err);
 
 /* Section 2: every statement of the table, its model figure and verdict;
  * then the counts. */

@@ -38,6 +38,7 @@ ClaimVerdict claim_verdict_interval(double lo, double hi, double band_lo, double
 typedef struct {
     GString *model;
     ClaimVerdict verdict;
+    ClaimInterval iv;            /* the figure's 90 % interval, if it has one */
 } ClaimFigure;
 
 typedef bool (*ClaimFigureFn)(Claim *c, ClaimFigure *f, GError **err);
@@ -67,22 +68,35 @@ typedef bool (*ClaimFigureFn)(Claim *c, ClaimFigure *f, GError **err);
     X(meminfo, "MemTotal 66052020 kB, HighTotal 62914556 kB, LowTotal 3137464 kB (64 GB, 4G/4G)", \
       MAIL, NULL, "AGREES if all three are within 1 %, else PARTLY")                              \
     X(lowmem_x3, "more than 3 times the amount of lowmem available to a 4GB system", MAIL, NULL,  \
-      "AGREES if 64 GB 4G/4G LowTotal > 3 x 4 GB 3G/1G LowTotal")                                 \
+      "AGREES if 64 GB 4G/4G LowTotal > 3 x 4 GB 3G/1G LowTotal; with uncertainty, by the 90 % "  \
+      "interval of the ratio over the lowmem model's ranged estimates (struct page, PCI hole, "  \
+      "kernel image): above 3 AGREES, below DISAGREES, across UNDECIDED")                         \
     X(lowmem_x6, "more than 6 times the amount of lowmem a 32 GB system gets with the 3/1 split", \
-      MAIL, NULL, "AGREES if 64 GB 4G/4G LowTotal > 6 x 32 GB 3G/1G LowTotal")                    \
+      MAIL, NULL, "AGREES if 64 GB 4G/4G LowTotal > 6 x 32 GB 3G/1G LowTotal; with uncertainty, " \
+      "by the 90 % interval of the ratio over the lowmem estimates: above 6 AGREES, below "       \
+      "DISAGREES, across UNDECIDED")                                                              \
     X(left32, "With 32 GB of RAM the remaining 0.5 GB lowmem area ... only represents 1.5% of all RAM", \
-      MAIL, NULL, "AGREES if the lowmem left is within 0.15 GiB of 0.5 GiB")                      \
+      MAIL, NULL, "AGREES if the lowmem left is within 0.15 GiB of 0.5 GiB; with uncertainty, by " \
+      "the 90 % interval over the lowmem estimates: inside 0.35..0.65 GiB AGREES, outside "       \
+      "DISAGREES, across UNDECIDED")                                                              \
     X(noboot64, "With 64 GB RAM, the mem_map[] alone takes up nearly 1 GB of RAM, making the kernel " \
-      "unable to boot", MAIL, NULL, "AGREES if 3G/1G with 64 GiB does not boot")                  \
+      "unable to boot", MAIL, NULL, "AGREES if 3G/1G with 64 GiB does not boot; with "           \
+      "uncertainty, by the 90 % interval of its boot margin (the lesser of lowmem left less the " \
+      "64 MiB floor and lowmem RAM less the boot-time peak) over the lowmem estimates: below 0 " \
+      "AGREES, above DISAGREES, across UNDECIDED")                                                \
     X(ram200, "the 4G/4G patch could provide a mem_map[] for 200 GB (!) of physical RAM on x86, " \
       "while still having 1 GB of lowmem left", MAIL, NULL,                                       \
-      "AGREES if 4G/4G with 200 GiB leaves at least 1 GiB of lowmem")                             \
+      "AGREES if 4G/4G with 200 GiB leaves at least 1 GiB of lowmem; with uncertainty, by the "  \
+      "90 % interval over the lowmem estimates: from 1 GiB up AGREES, below DISAGREES, across "  \
+      "UNDECIDED")                                                                                \
     X(advice, "not worth the overhead for systems with less than 16 GB of RAM ... 32 GB quite "   \
       "recommended ... for 64 GB and larger systems it's a must", MAIL, NULL,                     \
       "AGREES if 3G/1G with 64 GiB does not boot, else PARTLY (the direction only)")              \
     X(kpti, "KPTI overhead about 2% at 50,000 syscalls/s per CPU (without PCID)",                 \
       "Brendan Gregg, 2018, EC2 measurements (REFERENCES.md)", NULL,                              \
-      "AGREES within 1 point of 2 %, PARTLY within 3 points")
+      "AGREES within 1 point of 2 %, PARTLY within 3 points; with uncertainty, by the 90 % "     \
+      "interval over skylake's ranged estimates: inside 1..3 % AGREES, across an edge UNDECIDED, " \
+      "outside PARTLY if inside -1..5 %, else DISAGREES")
 
 #define DECLARE(fn, q, s, rows, rule) CLAIM_FN(fn)
 CLAIM_STATEMENTS(DECLARE)
@@ -119,10 +133,28 @@ static bool null_latency(Claim *c, const char *layout, bool sysenter, double *cy
 
 bool claim_lowmem_of(const char *layout, uint64_t ram, LowmemReport *r, GError **err)
 {
-    LowmemMap map;
-    LowmemParams p = { 0, false };
-    return lowmem_map_default(&map, ram, err) &&
-           lowmem_compute(layout_mem_find(layout), &map, &p, r, err);
+    ClaimLowmemSetting s = claim_lowmem_shipped();
+    return claim_lowmem_at(&s, layout, ram, r, err);
+}
+
+/* A lowmem statement's interval verdict on [band_lo, band_hi], and the
+ * interval in words after the figure (fmt prints one end). */
+static bool lowmem_verdict(Claim *c, ClaimFigure *f, ClaimLowmemFn fn, double band_lo,
+                           double band_hi, const char *fmt, GError **err)
+{
+    ClaimInterval iv;
+    if (!claim_lowmem_interval(c, fn, &iv, err))
+        return false;
+    if (!iv.have)
+        return true;
+    f->verdict = claim_verdict_interval(iv.lo, iv.hi, band_lo, band_hi);
+    f->iv = iv;
+    char lo[32], hi[32];
+    g_snprintf(lo, sizeof lo, fmt, iv.lo);
+    g_snprintf(hi, sizeof hi, fmt, iv.hi);
+    g_string_append_printf(f->model, " [90 %% interval %s..%s over %u sampled points of the "
+                           "lowmem estimates: %s]", lo, hi, iv.points, claim_lowmem_ranges_text());
+    return true;
 }
 
 static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
@@ -141,6 +173,7 @@ static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
     GString *iv = g_string_new(NULL);
     if (c->have_unc) {
         f->verdict = claim_verdict_interval(c->extra_lo[0], c->extra_hi[0], 2.0, 4.0);
+        f->iv = (ClaimInterval){ true, c->extra_lo[0], c->extra_hi[0], c->unc_used };
         g_string_printf(iv, " [90 %% interval %.2f..%.2f us, and %.2f..%.2f us via sysenter, over "
                         "%u of %u sampled points]", c->extra_lo[0], c->extra_hi[0],
                         c->extra_lo[1], c->extra_hi[1], c->unc_used, c->unc_total);
@@ -194,6 +227,7 @@ static bool st_typical(Claim *c, ClaimFigure *f, GError **err)
                                   "uncertainty design's points]");
     if (c->have_unc && c->typ_sampled && lo >= 0) {
         f->verdict = claim_verdict_interval(c->typ_lo, c->typ_hi, 0, 30);
+        f->iv = (ClaimInterval){ true, c->typ_lo, c->typ_hi, c->unc_used };
         g_string_append_printf(f->model, " [90 %% interval of the largest %+.1f%% to %+.1f%% over "
                                "%u sampled points]", c->typ_lo, c->typ_hi, c->unc_used);
     }
@@ -218,6 +252,7 @@ static bool st_micro(Claim *c, ClaimFigure *f, GError **err)
                     "against %+.1f%% for the largest typical workload", micro, hi);
     if (c->have_unc && c->typ_sampled) {
         f->verdict = claim_verdict_interval(c->micro_lo, c->micro_hi, 0, INFINITY);
+        f->iv = (ClaimInterval){ true, c->micro_lo, c->micro_hi, c->unc_used };
         g_string_append_printf(f->model, " [90 %% interval of the difference %+.1f to %+.1f points "
                                "over %u sampled points]", c->micro_lo, c->micro_hi, c->unc_used);
     }
@@ -244,42 +279,83 @@ static bool st_meminfo(Claim *c, ClaimFigure *f, GError **err)
 }
 
 /* 64 GiB 4G/4G LowTotal over the 3G/1G LowTotal at ram. */
-static bool lowmem_ratio(uint64_t ram, double *x, GError **err)
+static bool lowmem_ratio(const ClaimLowmemSetting *s, uint64_t ram, double *x, GError **err)
 {
     LowmemReport r64, r;
-    if (!claim_lowmem_of("4g4g", 64 * GiB, &r64, err) || !claim_lowmem_of("3g1g", ram, &r, err))
+    if (!claim_lowmem_at(s, "4g4g", 64 * GiB, &r64, err) ||
+        !claim_lowmem_at(s, "3g1g", ram, &r, err))
         return false;
     *x = (double)r64.low_total_kb / r.low_total_kb;
     return true;
 }
 
+static bool fig_x3(const ClaimLowmemSetting *s, double *x, GError **err)
+{
+    return lowmem_ratio(s, 4 * GiB, x, err);
+}
+
+static bool fig_x6(const ClaimLowmemSetting *s, double *x, GError **err)
+{
+    return lowmem_ratio(s, 32 * GiB, x, err);
+}
+
+/* GiB of lowmem left after boot. */
+static bool fig_left32(const ClaimLowmemSetting *s, double *x, GError **err)
+{
+    LowmemReport r;
+    bool ok = claim_lowmem_at(s, "3g1g", 32 * GiB, &r, err);
+    *x = r.lowmem_left_bytes / (double)GiB;
+    return ok;
+}
+
+static bool fig_ram200(const ClaimLowmemSetting *s, double *x, GError **err)
+{
+    LowmemReport r;
+    bool ok = claim_lowmem_at(s, "4g4g", 200 * GiB, &r, err);
+    *x = r.lowmem_left_bytes / (double)GiB;
+    return ok;
+}
+
+/* MiB by which 3G/1G with 64 GiB clears the model's boot conditions
+ * (lowmem.c: the boot-time peak fits in lowmem RAM and 64 MiB are left);
+ * negative: it does not boot. */
+static bool fig_boot_margin64(const ClaimLowmemSetting *s, double *x, GError **err)
+{
+    LowmemReport r;
+    if (!claim_lowmem_at(s, "3g1g", 64 * GiB, &r, err))
+        return false;
+    double low_ram = (double)r.low_ram_pages * 4096;
+    *x = MIN((double)r.lowmem_left_bytes - (double)r.min_free_boot_bytes,
+             low_ram - (double)r.boot_peak_bytes) / 1048576.0;
+    return true;
+}
+
 static bool st_lowmem_x3(Claim *c, ClaimFigure *f, GError **err)
 {
-    (void)c;
     double x;
-    if (!lowmem_ratio(4 * GiB, &x, err))
+    ClaimLowmemSetting s = claim_lowmem_shipped();
+    if (!fig_x3(&s, &x, err))
         return false;
     f->verdict = x > 3 ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2fx (64 GB 4G/4G LowTotal against 4 GB 3G/1G)", x);
-    return true;
+    return lowmem_verdict(c, f, fig_x3, 3, INFINITY, "%.2fx", err);
 }
 
 static bool st_lowmem_x6(Claim *c, ClaimFigure *f, GError **err)
 {
-    (void)c;
     double x;
-    if (!lowmem_ratio(32 * GiB, &x, err))
+    ClaimLowmemSetting s = claim_lowmem_shipped();
+    if (!fig_x6(&s, &x, err))
         return false;
     f->verdict = x > 6 ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2fx with a 40-byte struct page (the LWN figure for 2003 kernels); "
                     "the mail's ratio needs a larger per-page cost (see the boot statement below)",
                     x);
-    return true;
+    return lowmem_verdict(c, f, fig_x6, 6, INFINITY, "%.2fx", err);
 }
 
 static bool st_left32(Claim *c, ClaimFigure *f, GError **err)
 {
-    (void)c;
     LowmemReport r;
     if (!claim_lowmem_of("3g1g", 32 * GiB, &r, err))
         return false;
@@ -287,12 +363,11 @@ static bool st_left32(Claim *c, ClaimFigure *f, GError **err)
     f->verdict = fabs(left - 0.5) < 0.15 ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2f GiB of lowmem left after boot with 32 GiB under 3G/1G, %.2f%% "
                     "of RAM", left, 100.0 * r.lowmem_left_bytes / (32.0 * GiB));
-    return true;
+    return lowmem_verdict(c, f, fig_left32, 0.35, 0.65, "%.2f GiB", err);
 }
 
 static bool st_noboot64(Claim *c, ClaimFigure *f, GError **err)
 {
-    (void)c;
     LowmemReport r;
     if (!claim_lowmem_of("3g1g", 64 * GiB, &r, err))
         return false;
@@ -301,19 +376,18 @@ static bool st_noboot64(Claim *c, ClaimFigure *f, GError **err)
                     "MiB lowmem left); \"nearly 1 GB\" implies about 56 B per page, 2.4-era struct "
                     "page sizes", r.mem_map_bytes / 1048576.0,
                     r.boots ? "still boots" : "does not boot", r.lowmem_left_bytes / 1048576.0);
-    return true;
+    return lowmem_verdict(c, f, fig_boot_margin64, -INFINITY, 0, "%+.0f MiB of boot margin", err);
 }
 
 static bool st_ram200(Claim *c, ClaimFigure *f, GError **err)
 {
-    (void)c;
     LowmemReport r;
     if (!claim_lowmem_of("4g4g", 200 * GiB, &r, err))
         return false;
     f->verdict = r.lowmem_left_bytes >= (int64_t)GiB ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2f GiB of lowmem left with 200 GiB under 4G/4G (a what-if beyond "
                     "PAE's 64 GiB)", r.lowmem_left_bytes / (double)GiB);
-    return true;
+    return lowmem_verdict(c, f, fig_ram200, 1, INFINITY, "%.2f GiB", err);
 }
 
 static bool st_advice(Claim *c, ClaimFigure *f, GError **err)
@@ -366,12 +440,21 @@ static bool st_kpti(Claim *c, ClaimFigure *f, GError **err)
     }
     ok = ok && claim_run_jobs(jobs, nr * 4, c->cfg->jobs, err);
     double at50 = 0;
+    ClaimInterval iv = { 0 };
+    ok = ok && claim_kpti_interval(c, traces, nr, &iv, err);
     if (ok) {
         /* One layout after another (gnuplot draws each as a line), x the
          * rate the baseline achieved (user work runs below IPC 1). */
         fprintf(c->kpti_csv, "workload,layout,cpu,base_syscalls_per_sec,syscalls_per_sec,"
                              "overhead_pct\n");
-        double px = 0, py = 0;
+        ReplayResult **b = g_new(ReplayResult *, nr), **k = g_new(ReplayResult *, nr);
+        for (size_t i = 0; i < nr; i++) {
+            b[i] = jobs[i * 4].result;
+            k[i] = jobs[i * 4 + 2].result;
+        }
+        at50 = claim_kpti_at50(b, k, nr);
+        g_free(b);
+        g_free(k);
         for (int l = 1; l < 4; l++)
             for (size_t i = 0; i < nr; i++) {
                 double base = (double)replay_totals(jobs[i * 4].result)->cycles;
@@ -379,22 +462,21 @@ static bool st_kpti(Claim *c, ClaimFigure *f, GError **err)
                 double x = claim_rate_of(jobs[i * 4].result);
                 fprintf(c->kpti_csv, "null,%s,%s,%.1f,%.1f,%.4f\n", layouts[l], c->skylake->name,
                         x, claim_rate_of(jobs[i * 4 + l].result), o);
-                /* kpti at 50 000 syscalls/s: linear between the two rates
-                 * that bracket it (the nearest end if none does). */
-                if (l == 2) {
-                    if (i == 0 || x <= 50000)
-                        at50 = o;
-                    else if (px < 50000)
-                        at50 = py + (o - py) * (50000 - px) / (x - px);
-                    px = x;
-                    py = o;
-                }
             }
         f->verdict = fabs(at50 - 2.0) < 1.0 ? CLAIM_AGREES
                      : fabs(at50 - 2.0) < 3.0 ? CLAIM_PARTLY : CLAIM_DISAGREES;
         g_string_printf(f->model, "%+.2f%% for the null generator at 50 000 syscalls/s on the "
                         "skylake preset, 32-bit PAE KPTI (a modern core's figures; kpti-pcid is a "
                         "what-if on i686)", at50);
+        if (iv.have) {
+            f->iv = iv;
+            f->verdict = claim_verdict_interval(iv.lo, iv.hi, 1, 3);
+            if (f->verdict == CLAIM_DISAGREES &&
+                claim_verdict_interval(iv.lo, iv.hi, -1, 5) == CLAIM_AGREES)
+                f->verdict = CLAIM_PARTLY;
+            g_string_append_printf(f->model, " [90 %% interval %+.2f%% to %+.2f%% over %u sampled "
+                                   "points of skylake's estimates]", iv.lo, iv.hi, iv.points);
+        }
     }
     for (size_t i = 0; i < nr * 4; i++)
         replay_result_free(jobs[i].result);
@@ -436,7 +518,7 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
     json_builder_begin_array(j);
     for (size_t i = 0; ok && i < G_N_ELEMENTS(claim_statements); i++) {
         const ClaimStatement *s = &claim_statements[i];
-        ClaimFigure f = { g_string_new(NULL), CLAIM_DISAGREES };
+        ClaimFigure f = { g_string_new(NULL), CLAIM_DISAGREES, { 0 } };
         GString *fit_rows = g_string_new(NULL);
         if ((ok = s->figure(c, &f, err))) {
             fprintf(out, "  \"%s\" (%s)\n    model: %s\n    rule: %s\n", s->quote, s->source,
@@ -455,6 +537,15 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
             json_builder_add_string_value(j, claim_verdict_names[f.verdict]);
             json_builder_set_member_name(j, "fit_target");
             json_builder_add_boolean_value(j, fit);
+            if (f.iv.have) {     /* in the figure's own unit, as the model text gives it */
+                json_builder_set_member_name(j, "interval_90");
+                json_builder_begin_array(j);
+                json_builder_add_double_value(j, f.iv.lo);
+                json_builder_add_double_value(j, f.iv.hi);
+                json_builder_end_array(j);
+                json_builder_set_member_name(j, "interval_points");
+                json_builder_add_int_value(j, f.iv.points);
+            }
             if (fit) {
                 json_builder_set_member_name(j, "fit_rows");
                 json_builder_add_string_value(j, fit_rows->str);

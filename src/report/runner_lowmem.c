@@ -59,8 +59,8 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
     const LayoutMem *lm = layout_mem_lookup(pt->values[P_LAYOUT], err);
     if (!lm)
         return false;
-    LowmemParams p = {(uint32_t)g_ascii_strtoull(pt->values[P_STRUCT_PAGE], NULL, 10),
-                      false};
+    LowmemParams p = {
+        .struct_page_bytes = (uint32_t)g_ascii_strtoull(pt->values[P_STRUCT_PAGE], NULL, 10) };
     uint64_t ram = g_ascii_strtoull(pt->values[P_RAM], NULL, 10) << 20;
     LowmemMap map;
     LowmemReport r;

@@ -10,8 +10,19 @@
  * The projected sample is the same for every workload of a sample, and
  * computing it is a calibration: the sweep keeps each one (shared by the
  * worker threads under a lock; two threads that compute the same sample at
- * once get the same preset and keep the first). */
+ * once get the same preset and keep the first).
+ *
+ * Sweep runner "uncertainty-replay" (this file too, it shares the cache):
+ * one trace replayed under one layout at one point of the same design;
+ * `vmsplit compare --uncertainty N` runs it over its layouts and N samples
+ * and takes each compared figure's interval from the rows. Figures: the
+ * totals the compare prints (cycles, simulated seconds, syscalls, the
+ * cycles of every syscall), the cycles of each part of the breakdown
+ * (replay_breakdown), and each syscall's mean cycles as one text cell
+ * ("read=1234.5;write=..."). */
 #include "calib/uncertainty.h"
+#include "kernel_model/layout.h"
+#include "replay/replay.h"
 #include "replay/trace.h"
 #include "report/csv.h"
 #include "report/sweep_runner.h"
@@ -25,15 +36,21 @@ static bool check_preset(const char *value, GError **err)
     return p != NULL;
 }
 
-static bool check_workload(const char *value, GError **err)
+/* Whether a trace opens (its version line and header), now rather than
+ * after other points ran. */
+static bool trace_readable(const char *value, const char *expected, GError **err)
 {
-    if (!strcmp(value, "none"))
-        return true;
     TraceReader *r = trace_reader_open(value, err);
     trace_reader_close(r);
     if (!r)
-        g_prefix_error(err, "expected 'none' or a vmsplit trace: ");
+        g_prefix_error(err, "%s: ", expected);
     return r != NULL;
+}
+
+static bool check_workload(const char *value, GError **err)
+{
+    return !strcmp(value, "none") ||
+           trace_readable(value, "expected 'none' or a vmsplit trace", err);
 }
 
 static const SweepParam params[] = {
@@ -143,6 +160,122 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
     g_assert(i == G_N_ELEMENTS(figures));
     return true;
 }
+
+/* ---- uncertainty-replay ---------------------------------------------------- */
+
+static bool check_layout(const char *value, GError **err)
+{
+    return layout_lookup(value, err) != NULL;
+}
+
+static bool check_entry(const char *value, GError **err)
+{
+    if (!strcmp(value, "int80") || !strcmp(value, "sysenter"))
+        return true;
+    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                "unknown kernel entry '%s' (expected int80 or sysenter)", value);
+    return false;
+}
+
+static bool check_ram(const char *value, GError **err)
+{
+    guint64 mib = g_ascii_strtoull(value, NULL, 10);
+    if (mib < 32 || mib > 64 * 1024) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "installed RAM %s MiB is out of range (expected 32M to 64G)", value);
+        return false;
+    }
+    return true;
+}
+
+static bool check_trace(const char *value, GError **err)
+{
+    if (!strcmp(value, "none")) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "workload 'none': expected a vmsplit trace to replay");
+        return false;
+    }
+    return trace_readable(value, "expected a vmsplit trace", err);
+}
+
+/* The sample's key columns come first, in the order of the
+ * "uncertainty" runner, so that sample_of finds them at the same places. */
+static const SweepParam replay_params[] = {
+    {"cpu", "cpu", SWEEP_PARAM_NAME, 0, "p4-northwood", "CPU preset whose ranges are sampled",
+     check_preset},
+    {"seed", "seed", SWEEP_PARAM_UINT, 0, "1", "seed of the design's digit scrambling", NULL},
+    {"sample", "sample", SWEEP_PARAM_UINT, 0, NULL,
+     "design points, e.g. 0,1,2,...,63 (each a calibration and executed runs)", NULL},
+    {"workloads", "workload", SWEEP_PARAM_NAME, 0, NULL, "vmsplit traces", check_trace},
+    {"entry", "entry", SWEEP_PARAM_NAME, 0, "int80", "kernel entry: int80 or sysenter",
+     check_entry},
+    {"ram", "ram_mib", SWEEP_PARAM_SIZE, 1u << 20, "4G", "installed RAM, 32M to 64G (MiB)",
+     check_ram},
+    {"layouts", "layout", SWEEP_PARAM_NAME, 0, "3g1g,4g4g", "layouts (3g1g, 4g4g, kpti...)",
+     check_layout},
+};
+
+enum { R_ENTRY = 4, R_RAM, R_LAYOUT };
+
+/* The breakdown's parts (replay_part_names, in its order), as columns. */
+static const char *const replay_figures[] = {
+    "accepted", "cycles", "seconds", "syscalls", "syscall_cycles",
+    "part_syscall_entry_exit_cycles", "part_syscall_cr3_writes_cycles",
+    "part_syscall_tlb_refills_cycles", "part_syscall_uaccess_cycles",
+    "part_syscall_body_cycles", "part_user_work_cycles", "part_context_switches_cycles",
+    "part_user_work_refills_cycles", "part_page_faults_cycles",
+    "syscall_mean_cycles", "values",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(replay_figures) == 7 + REPLAY_NPARTS);
+
+static bool run_replay_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
+{
+    const UncSample *s = sample_of(ctx, pt, err);
+    if (!s)
+        return false;
+    ReplayConfig cfg = { .preset = s->preset, .layout = layout_find(pt->values[R_LAYOUT]),
+                         .ram = g_ascii_strtoull(pt->values[R_RAM], NULL, 10) << 20,
+                         .sysenter = !strcmp(pt->values[R_ENTRY], "sysenter") };
+    ReplayResult *r = replay_run(&cfg, pt->values[P_WORKLOAD], err);
+    if (!r)
+        return false;
+    const ReplayTotals *t = replay_totals(r);
+    unsigned i = 0;
+    out[i++] = sweep_format_uint(s->accepted);
+    out[i++] = sweep_format_uint(t->cycles);
+    out[i++] = sweep_format_double(replay_seconds(r), 9);
+    out[i++] = sweep_format_uint(t->syscalls);
+    out[i++] = sweep_format_uint(t->syscall_cycles);
+    double v[REPLAY_NPARTS];
+    replay_breakdown(r, v);
+    for (int p = 0; p < REPLAY_NPARTS; p++)
+        out[i++] = sweep_format_double(v[p], 0);
+    GString *m = g_string_new(NULL);
+    for (guint k = 0; k < replay_nsyscalls(r); k++) {
+        const ReplaySyscall *sc = replay_syscall(r, k);
+        char *c = sweep_format_double(sc->hist.n ? (double)sc->sum.cycles / sc->hist.n : 0, 1);
+        g_string_append_printf(m, "%s%s=%s", m->len ? ";" : "", sc->name, c);
+        g_free(c);
+    }
+    out[i++] = g_string_free(m, FALSE);
+    out[i++] = g_strdup(s->values);
+    g_assert(i == G_N_ELEMENTS(replay_figures));
+    replay_result_free(r);
+    return true;
+}
+
+const SweepRunner sweep_runner_uncertainty_replay = {
+    .kind = "uncertainty-replay",
+    .summary = "one point of the uncertainty design: a trace replayed under one layout (what "
+               "vmsplit compare --uncertainty takes its intervals from)",
+    .params = replay_params,
+    .n_params = G_N_ELEMENTS(replay_params),
+    .figures = replay_figures,
+    .n_figures = G_N_ELEMENTS(replay_figures),
+    .prepare = prepare,
+    .finish = finish,
+    .run_point = run_replay_point,
+};
 
 const SweepRunner sweep_runner_uncertainty = {
     .kind = "uncertainty",

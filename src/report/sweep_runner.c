@@ -9,12 +9,14 @@ extern const SweepRunner sweep_runner_lowmem;   /* runner_lowmem.c */
 extern const SweepRunner sweep_runner_tlbsim;   /* runner_tlbsim.c */
 extern const SweepRunner sweep_runner_replay;   /* runner_replay.c */
 extern const SweepRunner sweep_runner_uncertainty; /* runner_uncertainty.c */
+extern const SweepRunner sweep_runner_uncertainty_replay; /* runner_uncertainty.c */
 
 static const SweepRunner *const runners[] = {
     &sweep_runner_lowmem,
     &sweep_runner_tlbsim,
     &sweep_runner_replay,
     &sweep_runner_uncertainty,
+    &sweep_runner_uncertainty_replay,
     NULL,
 };
 

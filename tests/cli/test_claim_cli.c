@@ -4,6 +4,7 @@
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,45 @@ START_TEST(quick_has_every_section)
     /* --quick samples 16 points: an interval on the null call's extra (the
      * captured programs, the typical workloads, are not replayed at the
      * design's points: point estimates, said so), and the two tornadoes. */
-    ck_assert_uint_eq(count(out, "[90 % interval"), 1);
+    /* ... and on the lowmem statements (the lowmem model's ranged
+     * estimates) and the KPTI one (skylake's), each between its quote and
+     * its verdict; the others have none. */
+    static const char *with_iv[] = { "+3 usecs", "more than 3 times", "more than 6 times",
+                                     "0.5 GB", "unable to boot", "200 GB", "50,000 syscalls/s" };
+    for (size_t i = 0; i < G_N_ELEMENTS(with_iv); i++) {
+        const char *q = strstr(out, with_iv[i]), *v = q ? strstr(q, "verdict: ") : NULL;
+        const char *iv = q ? strstr(q, "[90 % interval") : NULL;
+        ck_assert_msg(iv && iv < v, "statement '%s' has no interval", with_iv[i]);
+    }
+    ck_assert_uint_eq(count(out, "sampled points of the lowmem estimates"), 5);
+    /* Worked by hand (tests/kernel_model/test_lowmem_ranges.c): 3G/1G with
+     * 64 GiB boots at 40 B per struct page and not from 52 B on; over
+     * 40..56 B the 90 % interval of its boot margin must straddle 0. */
+    /* claim.json carries the same intervals, lo <= hi, over 16 points. */
+    char *jpath = g_build_filename(outdir, "claim.json", NULL);
+    JsonParser *jp = json_parser_new();
+    ck_assert(json_parser_load_from_file(jp, jpath, NULL));
+    JsonArray *st = json_object_get_array_member(json_node_get_object(json_parser_get_root(jp)),
+                                                 "statements");
+    for (size_t i = 0; i < G_N_ELEMENTS(with_iv); i++) {
+        bool found = false;
+        for (guint k = 0; k < json_array_get_length(st) && !found; k++) {
+            JsonObject *o = json_array_get_object_element(st, k);
+            if (!strstr(json_object_get_string_member(o, "quote"), with_iv[i]))
+                continue;
+            found = true;
+            JsonArray *iv = json_object_get_array_member(o, "interval_90");
+            ck_assert_msg(iv && json_array_get_double_element(iv, 0) <=
+                                    json_array_get_double_element(iv, 1), "%s", with_iv[i]);
+            ck_assert_int_eq(json_object_get_int_member(o, "interval_points"), 16);
+        }
+        ck_assert_msg(found, "claim.json: no statement '%s'", with_iv[i]);
+    }
+    g_object_unref(jp);
+    g_free(jpath);
+    const char *boot = strstr(out, "unable to boot");
+    ck_assert(boot && g_str_has_prefix(strstr(boot, "verdict: "), "verdict: UNDECIDED"));
+    ck_assert_uint_eq(count(out, "over 16 sampled points of skylake's estimates"), 1);
     ck_assert_ptr_nonnull(strstr(out, "[point estimates: the captures are not replayed"));
     ck_assert_ptr_nonnull(strstr(out, "over 16 of 16 sampled points"));
     ck_assert_ptr_nonnull(strstr(out, "What decides the 4g4g extra of the null call"));

@@ -445,7 +445,7 @@ START_TEST(test_reloc_vs_ld)
 END_TEST
 
 static const char *const guests[] = {
-    "workloads/guest/hello", "workloads/guest/pageloop",
+    "workloads/guest/hello", "workloads/guest/pageloop", "workloads/guest/dtlb64",
     "workloads/guest/tests/arith", "workloads/guest/tests/shift",
     "workloads/guest/tests/muldiv", "workloads/guest/tests/string",
     "workloads/guest/tests/control", "workloads/guest/tests/stack",

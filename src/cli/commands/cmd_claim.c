@@ -35,8 +35,10 @@ int cmd_claim(int argc, char **argv)
         "and run through the stubs: a sweep of kind uncertainty into uncertainty.csv), and\n"
         "the null call's 4G/4G extra gets a 90 %% interval: inside the statement's band it\n"
         "AGREES, outside it DISAGREES, across it UNDECIDED; tornado.csv names the estimates\n"
-        "that decide it. A DISAGREES verdict is a finding, not an error: the exit status is\n"
-        "0 whenever the report was made.");
+        "that decide it. The lowmem statements get theirs over the lowmem model's ranged\n"
+        "estimates (struct page, PCI hole, kernel image; docs/lowmem.md), the KPTI one over\n"
+        "the skylake preset's, with the same design. A DISAGREES verdict is a finding, not\n"
+        "an error: the exit status is 0 whenever the report was made.");
     int rc = VMS_EXIT_USAGE;
     if (!cli_parse(ctx, &argc, &argv, "claim"))
         goto out;

@@ -2,6 +2,7 @@
  * through several side by side (src/replay/replay.h). */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/commands/cmd_compare.h"
 #include "cpu/nasm.h"
 #include "preset/preset.h"
 #include "replay/replay.h"
@@ -15,6 +16,7 @@
 
 typedef struct {
     char *cpu, *layout, *ram, *profiles, *fault_profiles, *stubs, *struct_page, *jobs;
+    char *uncertainty, *uncertainty_csv;     /* compare only (cmd_compare.h) */
     gboolean sysenter, json, csv, no_progress, no_ffwd;
 } Opts;
 
@@ -37,7 +39,11 @@ static GOptionEntry *common_entries(Opts *o, bool compare)
         { "no-progress", 0, 0, G_OPTION_ARG_NONE, &o->no_progress, "no progress line on a terminal", NULL },
         { "no-fast-forward", 0, 0, G_OPTION_ARG_NONE, &o->no_ffwd,
           "run every user-work instruction (default: skip the loop's repeating periods; same results)", NULL },
-        { compare ? "jobs" : NULL, 'j', 0, G_OPTION_ARG_STRING, &o->jobs, "layouts replayed in parallel (default 2)", "N" },
+        { compare ? "jobs" : NULL, 'j', 0, G_OPTION_ARG_STRING, &o->jobs, "layouts (and with --uncertainty, design points) replayed in parallel (default 2)", "N" },
+        { compare ? "uncertainty" : NULL, 'u', 0, G_OPTION_ARG_STRING, &o->uncertainty,
+          "90 % intervals over N sampled points of the preset's open estimates (default 0: none)", "N" },
+        { compare ? "uncertainty-csv" : NULL, 0, 0, G_OPTION_ARG_FILENAME, &o->uncertainty_csv,
+          "keep the design's rows (a sweep of kind uncertainty-replay) in FILE; a FILE that holds them already is read, not rerun", "FILE" },
         { NULL },
     };
     return g_memdup2(e, sizeof e);
@@ -53,9 +59,12 @@ static void opts_free(Opts *o)
     g_free(o->stubs);
     g_free(o->struct_page);
     g_free(o->jobs);
+    g_free(o->uncertainty);
+    g_free(o->uncertainty_csv);
 }
 
-static void print_json_results(ReplayResult **r, size_t n, const char *trace)
+static void print_json_results(ReplayResult **r, size_t n, const char *trace,
+                               const CompareUnc *unc)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
@@ -97,9 +106,13 @@ static void print_json_results(ReplayResult **r, size_t n, const char *trace)
                 json_builder_add_double_value(b, v[p] - w[p]);
             }
             json_builder_end_object(b);
+            if (unc)
+                compare_unc_json_layout(unc, i, b);
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
+        if (unc)
+            compare_unc_json(unc, b);
     }
     json_builder_end_object(b);
     cli_print_json(b);
@@ -141,12 +154,24 @@ static int run(int argc, char **argv, bool compare)
         "%s", compare
             ? "Example: vmsplit compare --layouts 3g1g,4g4g,kpti workloads/traces/sqlite.vmt"
             : "Example: vmsplit replay --layout 4g4g workloads/traces/sqlite.vmt");
+    if (compare) {
+        char *more = g_strconcat(desc ? desc : "", "\n\n"
+            "--uncertainty N samples the estimates the calibration left open over their ranges\n"
+            "(the design of 'vmsplit syscall --uncertainty' and 'vmsplit claim': N points of a\n"
+            "scrambled Halton design, seed 1, each moved back onto the preset's fit measurements,\n"
+            "docs/calibration.md), replays the trace under every layout at each point (a sweep of\n"
+            "kind uncertainty-replay, -j points at a time; shardable with 'vmsplit sweep'), and\n"
+            "prints each compared figure as shipped with its 90 % interval [5th, 95th percentile].", NULL);
+        g_free(desc);
+        desc = more;
+    }
     g_option_context_set_description(ctx, desc);
     g_free(desc);
     int rc = VMS_EXIT_USAGE;
     Preset *p = NULL;
     char *spooled = NULL, *stub_obj = NULL;
     ReplayJob *jobs = NULL;
+    CompareUnc *unc = NULL;
     char **names = NULL;
     size_t n = 0;
     GError *err = NULL;
@@ -165,11 +190,22 @@ static int run(int argc, char **argv, bool compare)
         fprintf(stderr, "vmsplit %s: --ram '%s': expected a size from 32M to 64G\n", cmd, o.ram);
         goto out;
     }
-    uint64_t struct_page = 0, njobs = 2;
+    uint64_t struct_page = 0, njobs = 2, npoints = 0;
     if ((o.struct_page && !cli_opt_uint(cmd, "struct-page", o.struct_page, CLI_STRUCT_PAGE_MIN,
                                         CLI_STRUCT_PAGE_MAX, &struct_page)) ||
-        (o.jobs && !cli_opt_uint(cmd, "jobs", o.jobs, 1, CLI_JOBS_MAX, &njobs)))
+        (o.jobs && !cli_opt_uint(cmd, "jobs", o.jobs, 1, CLI_JOBS_MAX, &njobs)) ||
+        (o.uncertainty && !cli_opt_uint(cmd, "uncertainty", o.uncertainty, 0, 4096, &npoints)))
         goto out;
+    if (npoints && (o.stubs || o.profiles || o.fault_profiles || o.struct_page)) {
+        fprintf(stderr, "vmsplit %s: --uncertainty replays with the layouts' own stubs and the "
+                "bundled profiles; expected no --stubs, --profiles, --fault-profiles or "
+                "--struct-page with it\n", cmd);
+        goto out;
+    }
+    if (o.uncertainty_csv && !npoints) {
+        fprintf(stderr, "vmsplit %s: --uncertainty-csv needs --uncertainty N\n", cmd);
+        goto out;
+    }
     if (!(p = preset_load(o.cpu ? o.cpu : PRESET_DEFAULT, &err))) {
         rc = cli_fail(cmd, err);
         goto out;
@@ -223,11 +259,25 @@ static int run(int argc, char **argv, bool compare)
                 "process events; workloads/FORMAT.md)\n", cmd, trace);
         goto out;
     }
+    if (npoints) {
+        CompareUncConfig uc = { .cpu = o.cpu ? o.cpu : PRESET_DEFAULT,
+                                .trace = spooled ? spooled : trace, .layouts = names,
+                                .sysenter = o.sysenter, .ram = ram, .clock_mhz = p->clock_mhz,
+                                .points = (unsigned)npoints, .jobs = (unsigned)njobs,
+                                .csv = o.uncertainty_csv,
+                                .progress = !o.no_progress && isatty(STDERR_FILENO) };
+        if (!(unc = compare_unc_run(&uc, &err))) {
+            rc = cli_fail(cmd, err);
+            goto out;
+        }
+    }
     ReplayResult **res = g_new(ReplayResult *, n);
     for (size_t i = 0; i < n; i++)
         res[i] = jobs[i].result;
     if (o.json)
-        print_json_results(res, n, trace);
+        print_json_results(res, n, trace, unc);
+    else if (o.csv && unc)
+        compare_unc_print_csv(unc, res, n, stdout);
     else if (o.csv) {
         replay_print_csv_header(stdout);          /* one header, every layout's rows */
         for (size_t i = 0; i < n; i++)
@@ -235,13 +285,17 @@ static int run(int argc, char **argv, bool compare)
         for (size_t i = 0; i < n; i++)            /* then each layout's summary */
             replay_print_csv_summary(res[i], compare ? res[0] : NULL, stdout);
     }
-    else if (compare)
+    else if (compare) {
         replay_print_compare(res, n, trace, stdout);
+        if (unc)
+            compare_unc_print_text(unc, res, n, stdout);
+    }
     else
         replay_print_text(res[0], trace, stdout);
     g_free(res);
     rc = VMS_EXIT_OK;
 out:
+    compare_unc_free(unc);
     for (size_t i = 0; jobs && i < n; i++) {
         replay_result_free(jobs[i].result);
         g_clear_error(&jobs[i].err);
