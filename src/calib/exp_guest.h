@@ -9,7 +9,7 @@
 #ifndef VMSPLIT_CALIB_EXP_GUEST_H
 #define VMSPLIT_CALIB_EXP_GUEST_H
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 
 #include <glib.h>
 #include <stdbool.h>
