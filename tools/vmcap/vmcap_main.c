@@ -25,7 +25,9 @@
  * superblock on one page with no side exit between them are counted by one
  * helper call at the first of them (a side exit may skip the rest, so a
  * group ends there); each load, store and modify calls the data helper with
- * its address (guarded accesses only when their guard holds). A load and a
+ * its address (guarded accesses only when their guard holds) and the number
+ * of the group's instructions after its own, so that a fault can split the
+ * group's run where it happens (data_one). A load and a
  * store of the same address and size in one instruction are one modify, as
  * Lackey does. */
 #include "pub_tool_basics.h"
@@ -303,7 +305,20 @@ static VG_REGPARM(2) void vc_insns(Addr a, UWord n)
     i_page = a >> 12;
 }
 
-static void data_one(Addr a, UWord size, UWord kind)
+/* A data reference that may fault ends the open instruction run, which
+ * must then hold no fetch made after it. But a group's fetches are counted
+ * at its first instruction (instrumentation, below), so the run already
+ * holds the `after` (pos >> 12) instructions of the group that follow the
+ * one making this reference: they leave the run and open a new one (same
+ * page, the first at page offset pos & 0xfff) behind the reference's own
+ * run. Without this the replay would make their fetches before the fault's
+ * TLB flush instead of after it:
+ * a group [load from a new page; more instructions] followed by a jump to
+ * another page misses once on the group's page after the fault unmerged and
+ * not at all merged (gzip: 6 fewer ITLB misses of 4,437 under 4g4g).
+ * A run left with no instruction (they all followed an earlier fault of the
+ * same instruction) is written as nothing. */
+static void data_one(Addr a, UWord size, UWord kind, UWord pos)
 {
     UWord sk = size | (kind << 8);
     raw_refs++;
@@ -311,16 +326,30 @@ static void data_one(Addr a, UWord size, UWord kind)
         d_run->n++;
         return;
     }
-    if (pg_may_fault(a, kind) && i_run) close_run(i_run);
+    Bool fault = pg_may_fault(a, kind);
+    UWord after = pos >> 12;
+    Addr page = i_page;
+    Bool reopen = fault && i_run != NULL && after > 0;
+    if (fault && i_run) {
+        tl_assert(i_run->n >= after);
+        i_run->n -= after;
+        close_run(i_run);
+    }
     if (d_run) close_run(d_run);
     d_run = open_run((UChar)kind, a, (UChar)size);
     d_run->n = 1;
     d_line = a >> 6;
     d_sk = sk;
+    if (reopen) {
+        i_run = open_run(0, page << 12 | (pos & 0xfff), 0);
+        i_run->n = after;
+        i_page = page;
+    }
 }
 
-/* sk = size | kind << 8, kind 1 read, 2 write, 3 modify. */
-static VG_REGPARM(2) void vc_data(Addr a, UWord sk)
+/* sk = size | kind << 8, kind 1 read, 2 write, 3 modify; pos = after << 12
+ * | the page offset of the next instruction of its group (data_one). */
+static VG_REGPARM(3) void vc_data(Addr a, UWord sk, UWord pos)
 {
     UWord size = sk & 0xff;
     if (LIKELY(d_run != NULL && (a >> 6) == d_line && sk == d_sk &&
@@ -336,21 +365,21 @@ static VG_REGPARM(2) void vc_data(Addr a, UWord sk)
             piece = VMCAP_DATA_MAX - (a & (VMCAP_DATA_MAX - 1));
         if ((a & 0xfff) + piece > 0x1000) /* never across a page */
             piece = 0x1000 - (a & 0xfff);
-        data_one(a, piece, kind);
+        data_one(a, piece, kind, pos);
         a += piece;
         size -= piece;
     }
 }
 
 /* Accesses longer than 255 bytes (XSAVE areas): the size does not fit sk. */
-static VG_REGPARM(2) void vc_data_big(Addr a, UWord sk)
+static VG_REGPARM(3) void vc_data_big(Addr a, UWord sk, UWord pos)
 {
     UWord size = sk >> 8, kind = sk & 0xff;
     while (size > 0) {
         UWord piece = VMCAP_DATA_MAX - (a & (VMCAP_DATA_MAX - 1));
         if (piece > size) piece = size;
         if ((a & 0xfff) + piece > 0x1000) piece = 0x1000 - (a & 0xfff);
-        data_one(a, piece, kind);
+        data_one(a, piece, kind, pos);
         a += piece;
         size -= piece;
     }
@@ -602,6 +631,7 @@ typedef struct {
     Int size;
     Int kind; /* 1 read, 2 write, 3 modify */
     IRExpr *guard;
+    UWord pos; /* after << 12 | next's page offset (data_one) */
 } DataEv;
 
 #define MAX_EVS 64
@@ -624,13 +654,15 @@ static void flush_evs(IRSB *sb)
             name = "vc_data_big";
             fn = vc_data_big;
         }
-        IRExpr **argv = mkIRExprVec_2(e->addr, mkIRExpr_HWord(sk));
-        IRDirty *di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), argv);
+        IRExpr **argv = mkIRExprVec_3(e->addr, mkIRExpr_HWord(sk), mkIRExpr_HWord(e->pos));
+        IRDirty *di = unsafeIRDirty_0_N(3, name, VG_(fnptr_to_fnentry)(fn), argv);
         if (e->guard) di->guard = e->guard;
         addStmtToIRSB(sb, IRStmt_Dirty(di));
     }
     n_evs = 0;
 }
+
+static UWord cur_pos; /* the pos of the current instruction's references */
 
 static void add_ev(IRSB *sb, IRExpr *addr, Int size, Int kind, IRExpr *guard)
 {
@@ -649,6 +681,7 @@ static void add_ev(IRSB *sb, IRExpr *addr, Int size, Int kind, IRExpr *guard)
     evs[n_evs].size = size;
     evs[n_evs].kind = kind;
     evs[n_evs].guard = guard;
+    evs[n_evs].pos = cur_pos;
     n_evs++;
 }
 
@@ -683,6 +716,7 @@ static IRSB *vc_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
     Int i = 0;
     UWord group_left = 0;
     n_evs = 0;
+    cur_pos = 0;
     while (i < sb_in->stmts_used && sb_in->stmts[i]->tag != Ist_IMark) {
         addStmtToIRSB(sb, sb_in->stmts[i]);
         i++;
@@ -702,6 +736,13 @@ static IRSB *vc_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGue
                 group_left = n;
             }
             group_left--;
+            cur_pos = 0;
+            if (group_left > 0) /* the group's next instruction: the next IMark */
+                for (Int j = i + 1; j < sb_in->stmts_used; j++)
+                    if (sb_in->stmts[j] && sb_in->stmts[j]->tag == Ist_IMark) {
+                        cur_pos = group_left << 12 | (sb_in->stmts[j]->Ist.IMark.addr & 0xfff);
+                        break;
+                    }
             addStmtToIRSB(sb, st);
             break;
         case Ist_WrTmp: {
