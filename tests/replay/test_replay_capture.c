@@ -12,8 +12,12 @@
  *
  *  - 4g4g flushes the user TLB on every exit, so in every round after the
  *    first the block takes one user DTLB miss per distinct data page it
- *    references: the 8 area pages plus the others the text shows (the
- *    stack, the global holding the area's address);
+ *    references: by the program's design 8 + 2, the 8 area pages, the
+ *    page of its globals (`area` is volatile: read on every store) and one
+ *    stack page (syscall()'s return and call); the test checks that the
+ *    trace's text shows exactly these (the two extra pages inside the
+ *    executable's writable mapping and the stack mapping) and that the
+ *    replay misses on each;
  *  - 3g1g keeps the program's entries: no user DTLB miss after round one;
  *  - the first round's block first touches the 8 area pages, all of them
  *    anonymous and never touched before: 8 demand-zero faults, in every
@@ -36,6 +40,9 @@ static char *tmpdir;
 static char **lines;       /* the fixture's lines */
 static unsigned nlines;
 static unsigned getppid_at[2 * R]; /* line index of each getppid */
+/* The program's globals and its stack: the first writable file mapping
+ * (the executable's data segment) and the mapping marked `stack`. */
+static unsigned long data_lo, data_hi, stack_lo, stack_hi;
 
 static char *read_gzip(const char *path)
 {
@@ -85,8 +92,9 @@ static uint64_t user_dtlb_misses(const ReplayResult *r)
 }
 
 /* Distinct data pages referenced between lines a and b (exclusive), and
- * how many of them hold a write at offset 0x123 (the area's pages). */
-static unsigned block_pages(unsigned a, unsigned b, unsigned *area)
+ * how many of them hold a write at offset 0x123 (the area's pages), lie in
+ * the executable's data mapping and in the stack. */
+static unsigned block_pages(unsigned a, unsigned b, unsigned *area, unsigned *data, unsigned *stack)
 {
     g_autoptr(GHashTable) pages = g_hash_table_new(g_direct_hash, g_direct_equal);
     g_autoptr(GHashTable) area_pages = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -100,15 +108,30 @@ static unsigned block_pages(unsigned a, unsigned b, unsigned *area)
             g_hash_table_add(area_pages, GUINT_TO_POINTER(addr >> 12));
     }
     *area = g_hash_table_size(area_pages);
+    *data = *stack = 0;
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, pages);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        unsigned long pg = GPOINTER_TO_UINT(key) * 4096ul;
+        if (g_hash_table_contains(area_pages, key))
+            continue;
+        *data += pg >= data_lo && pg < data_hi;
+        /* the stack grows down from its mapping (up to 8 MiB, FORMAT.md) */
+        *stack += pg >= stack_lo - (8ul << 20) && pg < stack_hi;
+    }
     return g_hash_table_size(pages);
 }
 
 START_TEST(test_rounds_4g4g_refill)
 {
     for (unsigned k = 1; k < R; k++) {
-        unsigned a = getppid_at[2 * k], b = getppid_at[2 * k + 1], area;
-        unsigned pages = block_pages(a, b, &area);
+        unsigned a = getppid_at[2 * k], b = getppid_at[2 * k + 1], area, data, stack;
+        unsigned pages = block_pages(a, b, &area, &data, &stack);
         ck_assert_uint_eq(area, N);              /* the fixture is the program we think */
+        ck_assert_uint_eq(data, 1);              /* its globals */
+        ck_assert_uint_eq(stack, 1);
+        ck_assert_uint_eq(pages, N + 2);         /* and nothing else */
         ReplayResult *x = replay_prefix(a + 1, "4g4g"), *y = replay_prefix(b + 1, "4g4g");
         ck_assert_msg(user_dtlb_misses(y) - user_dtlb_misses(x) == pages,
                       "4g4g round %u: %lu user DTLB misses, expected %u (%u area pages)", k + 1,
@@ -164,6 +187,18 @@ int main(void)
             getppid_at[g++] = i;
         }
     g_assert(g == 2 * R);
+    for (unsigned i = 0; i < nlines && (!data_hi || !stack_hi); i++) {
+        unsigned long lo, len;
+        char prot[4], flags[32] = "";
+        const char *mm = strstr(lines[i], " mmap ");
+        if (!mm || sscanf(mm, " mmap %lx %lu %3s %31[a-z ]", &lo, &len, prot, flags) < 3)
+            continue;
+        if (!data_hi && strcmp(prot, "rw-") == 0 && !flags[0])
+            data_lo = lo, data_hi = lo + len;
+        if (!stack_hi && strstr(flags, "stack"))
+            stack_lo = lo, stack_hi = lo + len;
+    }
+    g_assert(data_hi && stack_hi);
     Suite *s = suite_create("replay-capture");
     TCase *tc = tcase_create("pagetouch");
     tcase_set_timeout(tc, 120);
