@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "replay/replay.h"
 
 static const char *pagetouch;
