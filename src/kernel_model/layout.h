@@ -51,6 +51,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel_model/ptformat.h"
+
 typedef enum {
     LAYOUT_SHARED,      /* one page table per process maps user and kernel */
     LAYOUT_4G4G,        /* separate kernel page table, shared top window */
@@ -72,6 +74,10 @@ typedef struct {
                                     * ones (4g4g, kpti) */
     uint32_t per_process_bytes;    /* those extra page tables, per process */
     const char *source;            /* where the figures come from */
+    /* The same under legacy (non-PAE) paging, where a process's page
+     * directory is one 4 KiB page holding every PDE: no PMD pages. */
+    uint32_t legacy_per_process_bytes;
+    const char *legacy_source;
 } LayoutMem;
 
 typedef struct Layout {
@@ -100,14 +106,22 @@ typedef struct Layout {
     LayoutMem mem;           /* its memory figures (layout_mem.h) */
     bool no_sysenter;        /* the kernel it follows has no sysenter path */
     bool kmap_global;        /* atomic kmaps (virtual stack, uaccess) carry G */
+    const PageTableFormat *paging; /* the page-table format (ptformat.h): the
+                              * table's rows are PAE; layout_with_paging
+                              * gives each row's twin in another mode */
 } Layout;
 
 /* NULL if unknown. */
 const Layout *layout_find(const char *name);
 /* As layout_find, with a GError listing the known names. */
 const Layout *layout_lookup(const char *name, GError **err);
-/* NULL-terminated table in presentation order. */
+/* NULL-terminated table in presentation order (PAE rows). */
 const Layout *const *layout_all(void);
+/* The row l in paging mode `mode`: l itself if it is in that mode, else
+ * its twin, the same row with the mode's page-table format and memory
+ * figures (LayoutMem: legacy_per_process_bytes). Twins keep the row's
+ * name; outputs name the paging mode beside it. */
+const Layout *layout_with_paging(const Layout *l, PagingMode mode);
 
 /* MAXMEM, the kernel's own formula (include/asm-i386/page.h, 2.6 and the
  * RHEL4 4G/4G tree alike): -__PAGE_OFFSET - __VMALLOC_RESERVE mod 2^32.
