@@ -238,7 +238,9 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
         for (unsigned i = 0; i < 4; i++)
             ks->kpd[i] = ks->kernel_pdpt;
     } else {
-        unsigned first = layout->kind == LAYOUT_4G4G ? 0 : layout->page_offset >> PAE_PDPTE_SHIFT;
+        /* From the PDPTE index of PAGE_OFFSET (0 under 4g4g, whose kernel
+         * view starts at 32 MiB). */
+        unsigned first = layout->page_offset >> PAE_PDPTE_SHIFT;
         for (unsigned i = first; i < 4; i++) {
             if (!(ks->kpd[i] = kspace_alloc_frame(ks, err)))
                 goto fail;
@@ -354,7 +356,10 @@ ProcSpace *pspace_new(KernelSpace *ks, GError **err)
             goto fail;
         return ps;
     }
-    ps->nuser_pd = l->kind == LAYOUT_4G4G ? 4 : l->page_offset >> PAE_PDPTE_SHIFT;
+    /* Every PDPTE index that holds user space: below TASK_SIZE (4g4g's
+     * reaches into the fourth; USER_PTRS_PER_PGD). */
+    ps->nuser_pd = (unsigned)(((uint64_t)l->task_size + (1u << PAE_PDPTE_SHIFT) - 1) >>
+                              PAE_PDPTE_SHIFT);
     if (!(ps->user_pdpt = proc_table(ps, err)))
         goto fail;
     if (l->kind == LAYOUT_PTI && !(ps->kern_pdpt = proc_table(ps, err)))

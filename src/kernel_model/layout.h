@@ -13,10 +13,11 @@
  *
  * Adding a kind: a LayoutKind value, a stub file (it must define the
  * symbols load_stubs requires, stubs/common.inc), and a case in each place
- * that builds or switches page tables by kind: aspace.c (build_window,
- * kspace_new: which kernel PDs exist and the pti entry PD; pspace_new:
- * how many user PDs a process gets, its kernel PDPT, how the kernel half
- * is shared) and machine.c (build_tables: the IDT's entry points and the
+ * that builds or switches page tables by kind: aspace.c (kspace_new: the
+ * pti entry PD; pspace_new and pspace_new_legacy: the process's kernel
+ * page table and how the kernel half is shared, in each paging mode; the
+ * kernel PDs and a process's user PDs follow from PAGE_OFFSET and
+ * TASK_SIZE) and machine.c (build_tables: the IDT's entry points and the
  * window's data; install_task: the CR3 values and stacks the per-CPU
  * block gets; machine_new: Machine.windowed). Those kind branches are
  * not yet data (issue 21).
@@ -41,6 +42,11 @@
  *   kpti-pcid  kpti with PCID-tagged TLB entries (CR3 writes with the
  *              no-flush bit). PCID exists only in IA-32e paging: this is a
  *              what-if on an i686 core, and reports must say so.
+ *
+ * Paging modes: the rows are PAE (3-level); layout_with_paging gives each
+ * row's twin with legacy 2-level page tables (ptformat.h), as the same
+ * kernel built without CONFIG_X86_PAE: the same addresses, stubs and
+ * flags, the mode's page-table format and LayoutMem.legacy_* figures.
  *
  * Sources: REFERENCES.md ("The 4G/4G patch as shipped", "i386 Linux 2.6
  * memory layout", "KPTI"). */

@@ -30,7 +30,10 @@
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 
-typedef enum { PAGING_PAE, PAGING_LEGACY, PAGING_NMODES } PagingMode;
+#ifndef PAGING_NMODES   /* until mmu/pae.h names the modes (issue 16's MMU) */
+typedef enum { PAGING_PAE = 0, PAGING_LEGACY = 1 } PagingMode;
+#define PAGING_NMODES 2
+#endif
 
 typedef struct {
     PagingMode mode;

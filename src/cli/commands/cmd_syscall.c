@@ -129,6 +129,9 @@ static void print_text(const Opts *o, const Preset *p, const char *name, Row *ro
         }
         printf("   us against %s\n", rows[0].layout->name);
     }
+    if (f->mode != PAGING_PAE)
+        printf("\nnote: %s paging: MOV CR3 loads no PDPTE registers; cr3 is the instruction "
+               "alone.\n", f->title);
     for (size_t r = 0; r < n; r++)
         if (rows[r].layout->what_if)
             printf("\nnote: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
