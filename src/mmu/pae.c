@@ -232,7 +232,8 @@ bool pae_walk(const PaeRegs *regs, PhysMem *pm, uint32_t lin, Access access,
     return walk_impl(&pae_rules, regs, pm, lin, access, cpl, out);
 }
 
-const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t len)
+const char *paging_describe_entry(const PagingRules *r, PaeLevelId level, uint64_t e, bool pse,
+                                  char *buf, size_t len)
 {
     static const struct { uint64_t bit; const char *name; bool pdpte_ok; } bits[] = {
         { PAE_P, "P", true },     { PAE_RW, "RW", false }, { PAE_US, "US", false },
@@ -240,19 +241,28 @@ const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t l
         { PAE_D, "D", false },    { PAE_PS, "PS", false },  { PAE_G, "G", false },
         { PAE_XD, "XD", false },
     };
+    bool large = level == PAE_LEVEL_PDE && paging_pde_large(r, e, pse);
     size_t n = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
         if (!(e & bits[i].bit) || (level == PAE_LEVEL_PDPTE && !bits[i].pdpte_ok))
             continue;
+        if (bits[i].bit == PAE_XD && !r->xd)
+            continue;            /* 32-bit entries have no bit 63 */
         const char *name = bits[i].name;
         if (bits[i].bit == PAE_PS && level == PAE_LEVEL_PTE)
             name = "PAT";
+        else if (bits[i].bit == PAE_PS && level == PAE_LEVEL_PDE && !large)
+            name = "PS(ignored)"; /* 32-bit paging without CR4.PSE */
         n += snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? " " : "", name);
     }
-    bool large = level == PAE_LEVEL_PDE && (e & PAE_PS);
-    uint64_t addr = e & (large ? PAE_ADDR_2M : PAE_ADDR_4K);
+    uint64_t addr = large ? paging_large_frame(r, e) : e & PAE_ADDR_4K;
     snprintf(buf + n, n < len ? len - n : 0, "%saddr=0x%09llx", n ? " " : "",
              (unsigned long long)addr);
     return buf;
+}
+
+const char *pae_describe_entry(PaeLevelId level, uint64_t e, char *buf, size_t len)
+{
+    return paging_describe_entry(&pae_rules, level, e, true, buf, len);
 }

@@ -330,8 +330,11 @@ static inline uint32_t paging_rights_fault(bool rw, bool us, bool nx, Access acc
 uint32_t pae_check_rights(bool rw, bool us, bool nx, Access access, int cpl,
                           bool wp, bool nxe);
 
-/* Human-readable decoding of an entry's flags ("P RW US A D PS G XD ..."),
- * into buf; returns buf. */
+/* Human-readable decoding of an entry's flags ("P RW US A D PS G XD ...")
+ * and the address it holds, under rules r with CR4.PSE = pse, into buf;
+ * returns buf. pae_describe_entry: the same under PAE. */
+const char *paging_describe_entry(const PagingRules *r, PaeLevelId level, uint64_t entry,
+                                  bool pse, char *buf, size_t len);
 const char *pae_describe_entry(PaeLevelId level, uint64_t entry, char *buf, size_t len);
 
 #endif
