@@ -95,7 +95,7 @@ static Mmu *start(PhysMem *pm, const Preset *p, const TlbHierConfig *cfg, bool s
     MmuFault f;
     ck_assert(mmu_write_cr4(m, CR4_PAE | CR4_PGE, &f));
     ck_assert(mmu_write_cr3(m, PDPT, &f));
-    ck_assert(mmu_write_cr0(m, CR0_PG, &f));
+    ck_assert(mmu_write_cr0(m, CR0_PE | CR0_PG, &f));
     return m;
 }
 
@@ -167,7 +167,7 @@ static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
     build(pb, seed);
     Mmu *a = start(pa, p, cfg, true), *b = start(pb, p, cfg, false);
     uint64_t s = seed * 977 + 1, hits = 0, faults = 0;
-    uint32_t cr0 = CR0_PG, cr4 = CR4_PAE | CR4_PGE;
+    uint32_t cr0 = CR0_PE | CR0_PG, cr4 = CR4_PAE | CR4_PGE;
     uint64_t efer = 0;
     for (int step = 0; step < 40000; step++) {
         uint64_t x = rnd(&s);

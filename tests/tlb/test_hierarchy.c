@@ -121,10 +121,10 @@ START_TEST(large_pages_shared_or_separate)
     ck_assert_int_eq(look(h, 0x08048FFF, ACCESS_READ, NULL, NULL), TLB_HIT);
     tlb_hier_free(h);
 
-    /* Separate: a 4-entry large-page array (listed as 4M, as CPUID
-     * describes old parts; under PAE it holds 2 MiB pages). */
+    /* Separate: a 4-entry large-page array holding 2M and 4M, as the
+     * bundled presets list (CPUID leaf 2's "2M/4M"). */
     TlbHierConfig sep = { .dtlb_4k = geom(64, 4, PG_4K),
-                          .dtlb_large = geom(4, 4, PRESET_PG_4M) };
+                          .dtlb_large = geom(4, 4, PRESET_PG_2M | PRESET_PG_4M) };
     h = hier(&sep);
     ck_assert_uint_eq(tlb_hier_array_count(h), 2);
     const Tlb *l4k = tlb_hier_l1(h, ACCESS_READ, TLB_PAGE_4K);
@@ -271,9 +271,9 @@ START_TEST(from_preset_and_errors)
      * 64/4-way + 4M 8/4-way. */
     Preset p = { 0 };
     p.itlb_4k = geom(32, 4, PG_4K);
-    p.itlb_large = geom(2, 2, PRESET_PG_4M);
+    p.itlb_large = geom(2, 2, PRESET_PG_2M | PRESET_PG_4M);
     p.dtlb_4k = geom(64, 4, PG_4K);
-    p.dtlb_large = geom(8, 4, PRESET_PG_4M);
+    p.dtlb_large = geom(8, 4, PRESET_PG_2M | PRESET_PG_4M);
     p.tlb_policy = (char *)"plru";
     GError *err = NULL;
     TlbHierarchy *h = tlb_hier_new(&p, 5, &err);
@@ -392,7 +392,7 @@ END_TEST
 START_TEST(hier_fill_rejects_bad_size)
 {
     TlbEntry e = ent_4k(0x1000, 0, false);
-    e.page_size = 2;
+    e.page_size = TLB_NPAGESIZES;
     tlb_hier_fill(p4like(), ACCESS_READ, 3, &e);
 }
 END_TEST
