@@ -5,8 +5,6 @@
 
 #include <string.h>
 
-#define MiB (1024u * 1024u)
-
 /* SDM Vol. 3A §4.4 (PAE paging); Linux 2.6 include/asm-i386/
  * pgtable-3level-defs.h: PGDIR_SHIFT 30, PTRS_PER_PGD 4, PMD_SHIFT 21,
  * PTRS_PER_PMD 512, PTRS_PER_PTE 512; 64-bit pte_t. */
@@ -43,16 +41,16 @@ const PageTableFormat ptformat_legacy = {
     .title = "non-PAE",
     .levels = 2,
     .entry_bytes = 4,
-    .shift = { 22, 12 },
-    .entries = { 1024, 1024 },
-    .large_page = 4 * MiB,
-    .addr_4k = 0xFFFFF000u,
-    .cr3_base_mask = 0xFFFFF000u,
+    .shift = { LEG_PDE_SHIFT, 12 },
+    .entries = { LEG_PTRS_PER_PD, LEG_PTRS_PER_PT },
+    .large_page = LEG_PAGE_4M,
+    .addr_4k = 0xFFFFF000u,              /* PDE and PTE bits 31:12 (Tables 4-5, 4-6) */
+    .cr3_base_mask = LEG_CR3_PD_MASK,
     .cr4_paging = 0,
     .cr4_pse_for_large = true,
     .xd = false,                         /* no XD in 32-bit paging (4.3) */
     .phys_limit = 1ULL << 32,
-    .rules = NULL,
+    .rules = &legacy_rules,
     .source = "SDM Vol. 3A 4.3; Linux 2.6 pgtable-2level-defs.h",
 };
 

@@ -3,8 +3,10 @@
  * address field, the CR4 bits and the physical limit from (the address-
  * space builder, the machine's CR4 and virtual-stack PTEs, the page-fault
  * and uaccess bodies' PTE reads and writes). The walk's own rules (reserved
- * bits, rights) are the MMU's (mmu/pae.h PagingRules); this table names the
- * MMU's rules for its mode rather than restating them.
+ * bits, rights, the walk's geometry) are the MMU's (mmu/pae.h PagingRules);
+ * this table takes its figures from the MMU's constants and names the
+ * MMU's rules for its mode (tests/kernel_model/test_paging_modes.c checks
+ * the two agree).
  *
  *   mode    kernel (Linux 2.6 i386)     levels  entry  PD index  large  phys
  *   pae     CONFIG_X86_PAE (3-level)    3       8 B    va 29:21  2 MiB  64 GiB
@@ -30,10 +32,7 @@
 #include "mmu/pae.h"
 #include "mmu/physmem.h"
 
-#ifndef PAGING_NMODES   /* until mmu/pae.h names the modes (issue 16's MMU) */
-typedef enum { PAGING_PAE = 0, PAGING_LEGACY = 1 } PagingMode;
-#define PAGING_NMODES 2
-#endif
+/* PagingMode and PAGING_NMODES are the MMU's (mmu/pae.h). */
 
 typedef struct {
     PagingMode mode;

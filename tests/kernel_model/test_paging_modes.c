@@ -99,6 +99,19 @@ START_TEST(legacy_format)
     const PageTableFormat *p = row("3g1g", PAGING_PAE)->paging;
     ck_assert_uint_eq(p->entry_bytes, 8);
     ck_assert_uint_eq(p->cr4_paging & CR4_PAE, CR4_PAE);
+    /* The format's figures are the MMU's (mmu/pae.h PagingRules). */
+    for (int m = 0; m < PAGING_NMODES; m++) {
+        const PageTableFormat *g = ptformat_get((PagingMode)m);
+        ck_assert_int_eq(g->rules->mode, m);
+        ck_assert_str_eq(g->rules->name, paging_rules((PagingMode)m)->name);
+        ck_assert_uint_eq(g->entry_bytes, g->rules->entry_bytes);
+        ck_assert_uint_eq(g->large_page, g->rules->large_page);
+        ck_assert_uint_eq(g->cr3_base_mask, g->rules->cr3_base_mask);
+        ck_assert_uint_eq(g->shift[g->levels - 2], g->rules->pde_shift);
+        ck_assert_uint_eq(g->entries[g->levels - 1], 1u << g->rules->index_bits);
+        ck_assert_int_eq(g->xd, g->rules->xd != 0);
+        ck_assert_int_eq(g->levels == 3, g->rules->top_loaded);
+    }
     /* A layout's twin is the same row in the other mode. */
     const Layout *a = row("4g4g", PAGING_LEGACY);
     ck_assert_str_eq(a->name, "4g4g");
