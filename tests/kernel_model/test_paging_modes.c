@@ -26,6 +26,7 @@
 #include "kernel_model/lowmem.h"
 #include "kernel_model/machine.h"
 #include "mmu/mmu.h"
+#include "replay/replay.h"
 #include "tlb/hierarchy.h"
 
 #define MiB (1024ULL * 1024ULL)
@@ -387,6 +388,49 @@ START_TEST(same_results)
 }
 END_TEST
 
+/* A real program replayed with its own references and page faults
+ * (workloads/captures/pipeline: 21 processes, forks and execs): which
+ * faults it takes is the program's, not the page-table format's, so every
+ * layout in both modes takes the same faults of each kind, maps the same
+ * pages, hands the fault body the CR2 and error code the touch raised,
+ * and returns to the program what its syscalls returned. */
+START_TEST(same_faults_in_both_modes)
+{
+    static const char *names[] = { "3g1g", "4g4g", "kpti" };
+    char *trace = g_build_filename(g_getenv("VMSPLIT_SOURCE_DIR") ? g_getenv("VMSPLIT_SOURCE_DIR")
+                                                                   : ".",
+                                   "workloads", "captures", "pipeline.vmt.gz", NULL);
+    GError *err = NULL;
+    Preset *p = preset_load("p4-northwood", &err);
+    ck_assert_ptr_nonnull(p);
+    UserMmStats first = { 0 };
+    for (int i = 0; i < 6; i++) {
+        ReplayConfig cfg = { .preset = p, .layout = row(names[i % 3], (PagingMode)(i / 3)),
+                             .ram = 4 * GiB };
+        ReplayResult *r = replay_run(&cfg, trace, &err);
+        ck_assert_msg(r != NULL, "%s: %s", names[i % 3], err ? err->message : "");
+        const ReplayRefs *refs = replay_refs(r);
+        ck_assert(refs->has_refs);
+        ck_assert_uint_eq(refs->faults.bad_fault_info, 0);
+        ck_assert_uint_gt(refs->results_checked, 0);
+        ck_assert_uint_eq(refs->results_wrong, 0);
+        if (i == 0)
+            first = refs->faults;
+        for (int k = 0; k < UFAULT_KINDS; k++)
+            ck_assert_msg(refs->faults.count[k] == first.count[k], "%s %s: %s %llu against %llu",
+                          names[i % 3], i / 3 ? "legacy" : "pae",
+                          usermm_fault_name((UserFaultKind)k),
+                          (unsigned long long)refs->faults.count[k],
+                          (unsigned long long)first.count[k]);
+        ck_assert_uint_eq(refs->faults.pages_peak, first.pages_peak);
+        replay_result_free(r);
+    }
+    ck_assert_uint_gt(first.count[UFAULT_COW_COPY] + first.count[UFAULT_COW_REUSE], 0);
+    preset_free(p);
+    g_free(trace);
+}
+END_TEST
+
 /* ---- RAM limits --------------------------------------------------------- */
 
 /* Legacy paging addresses 4 GiB: a machine with more is refused with an
@@ -457,6 +501,7 @@ int main(void)
     tcase_add_loop_test(tc, cr3_per_syscall, 0, 4 * NLAYOUTS);
     tcase_add_loop_test(tc, context_switch, 0, 8);
     tcase_add_loop_test(tc, same_results, 0, 2 * NLAYOUTS);
+    tcase_add_test(tc, same_faults_in_both_modes);
     tcase_add_test(tc, legacy_ram_limit);
     tcase_add_test(tc, legacy_lowmem);
     suite_add_tcase(s, tc);
