@@ -301,8 +301,9 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
         goto out;
     fprintf(out, "vmsplit claim%s%s: the 2003 seeds' figures against the model\n\n",
             cfg->quick ? " --quick (a reduced set)" : "",
-            cfg->paging == PAGING_LEGACY ? " --paging legacy (the workloads and the "
-                                           "per-syscall plot on non-PAE page tables)" : "");
+            cfg->paging == PAGING_LEGACY ? " --paging legacy (the workloads, the statements "
+                                           "drawn from them and the per-syscall plot on "
+                                           "non-PAE page tables)" : "");
     c.json = json_builder_new();
     json_builder_begin_object(c.json);
     json_builder_set_member_name(c.json, "quick");

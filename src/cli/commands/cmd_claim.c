@@ -17,7 +17,7 @@ int cmd_claim(int argc, char **argv)
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "replays run in parallel, 1 to 64 (default 2)", "N" },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &no_plots, "write the CSVs but do not run gnuplot", NULL },
         { "uncertainty", 'u', 0, G_OPTION_ARG_INT, &uncertainty, "points of the uncertainty design (default 64, 16 with --quick; 0: none)", "N" },
-        { "paging", 0, 0, G_OPTION_ARG_STRING, &paging, CLI_PAGING_HELP "; for the workloads and the per-syscall plot (the statements name their own)", "MODE" },
+        { "paging", 0, 0, G_OPTION_ARG_STRING, &paging, CLI_PAGING_HELP "; for the workloads (and the statements drawn from them) and the per-syscall plot", "MODE" },
         { NULL },
     };
     GOptionContext *ctx = g_option_context_new("- the 2003 seeds' figures, reproduced, explained or refuted");
@@ -38,9 +38,10 @@ int cmd_claim(int argc, char **argv)
         "AGREES, outside it DISAGREES, across it UNDECIDED; tornado.csv names the estimates\n"
         "that decide it. A DISAGREES verdict is a finding, not an error: the exit status is\n"
         "0 whenever the report was made.\n\n"
-        "--paging legacy replays the workloads and times the per-syscall plot on 2-level\n"
-        "non-PAE page tables; the statement \"+3 usecs on PAE and +1 usec on non-PAE\"\n"
-        "always runs both modes, the others the mode they are about (PAE).");
+        "--paging legacy replays the workloads (and so judges the typical-workload and\n"
+        "microbenchmark statements) and times the per-syscall plot on 2-level non-PAE\n"
+        "page tables; the statement \"+3 usecs on PAE and +1 usec on non-PAE\" always\n"
+        "runs both modes, the other statements the mode they are about (PAE).");
     int rc = VMS_EXIT_USAGE;
     if (!cli_parse(ctx, &argc, &argv, "claim"))
         goto out;
