@@ -39,7 +39,9 @@ static bool run_one(const Preset *p, const ProfileTable *t, const Experiment *e,
                     known ? "layout" : "syscall");
         return false;
     }
-    MachineConfig mc = { .preset = p, .layout = l, .ram = 4 * GiB, .sysenter = e->sysenter };
+    MachineConfig mc = { .preset = p,
+                         .layout = layout_with_paging(l, e->legacy ? PAGING_LEGACY : PAGING_PAE),
+                         .ram = 4 * GiB, .sysenter = e->sysenter };
     SyscallCall call = { .profile = prof, .user_buf = 0x10000000, .switch_to = -1,
                          .bytes_in = prof->copy_in == COPY_ARG ? 0 : prof->copy_in,
                          .bytes_out = prof->copy_out == COPY_ARG ? 0 : prof->copy_out };

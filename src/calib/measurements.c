@@ -70,7 +70,8 @@ static bool fail(GError **err, const Reader *r, const char *group, const char *k
     return false;
 }
 
-/* "syscall NAME LAYOUT int80|sysenter", "preset GROUP.KEY", "guest NAME LAYOUT", "none". */
+/* "syscall NAME LAYOUT int80|sysenter [pae|legacy]", "preset GROUP.KEY",
+ * "guest NAME LAYOUT", "none". */
 static bool parse_experiment(const Reader *r, const char *g, const char *k, Experiment *e,
                              GError **err)
 {
@@ -92,16 +93,19 @@ static bool parse_experiment(const Reader *r, const char *g, const char *k, Expe
         e->kind = EXP_GUEST;
         e->program = g_strdup(g_ptr_array_index(words, 1));
         e->layout = g_strdup(g_ptr_array_index(words, 2));
-    } else if (!strcmp(w0, "syscall") && n == 4 &&
+    } else if (!strcmp(w0, "syscall") && (n == 4 || n == 5) &&
                (!strcmp(g_ptr_array_index(words, 3), "int80") ||
-                !strcmp(g_ptr_array_index(words, 3), "sysenter"))) {
+                !strcmp(g_ptr_array_index(words, 3), "sysenter")) &&
+               (n == 4 || !strcmp(g_ptr_array_index(words, 4), "pae") ||
+                !strcmp(g_ptr_array_index(words, 4), "legacy"))) {
         e->kind = EXP_SYSCALL;
         e->syscall = g_strdup(g_ptr_array_index(words, 1));
         e->layout = g_strdup(g_ptr_array_index(words, 2));
         e->sysenter = !strcmp(g_ptr_array_index(words, 3), "sysenter");
+        e->legacy = n == 5 && !strcmp(g_ptr_array_index(words, 4), "legacy");
     } else {
-        ok = fail(err, r, g, k, "'%s'; expected 'syscall NAME LAYOUT int80|sysenter', "
-                  "'preset GROUP.KEY', 'guest NAME LAYOUT' or 'none'", v);
+        ok = fail(err, r, g, k, "'%s'; expected 'syscall NAME LAYOUT int80|sysenter "
+                  "[pae|legacy]', 'preset GROUP.KEY', 'guest NAME LAYOUT' or 'none'", v);
     }
     g_ptr_array_free(words, TRUE);
     g_strfreev(w);
@@ -312,8 +316,8 @@ char *meas_experiment_text(const Experiment *e)
 {
     switch (e->kind) {
     case EXP_SYSCALL:
-        return g_strdup_printf("syscall %s %s %s", e->syscall, e->layout,
-                               e->sysenter ? "sysenter" : "int80");
+        return g_strdup_printf("syscall %s %s %s%s", e->syscall, e->layout,
+                               e->sysenter ? "sysenter" : "int80", e->legacy ? " legacy" : "");
     case EXP_PRESET: return g_strdup_printf("preset %s", e->key);
     case EXP_GUEST: return g_strdup_printf("guest %s %s", e->program, e->layout);
     case EXP_NONE: break;

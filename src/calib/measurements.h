@@ -46,6 +46,7 @@ typedef struct {
     char *syscall;               /* EXP_SYSCALL */
     char *layout;
     bool sysenter;
+    bool legacy;                 /* built with legacy (non-PAE) paging */
     char *key;                   /* EXP_PRESET: "memory.latency" */
     char *program;               /* EXP_GUEST: "dtlb64" (and layout) */
 } Experiment;

@@ -84,6 +84,29 @@ bool cli_opt_uint(const char *cmd, const char *opt, const char *text, uint64_t m
     return false;
 }
 
+bool cli_opt_paging(const char *cmd, const char *text, PagingMode *out)
+{
+    const PageTableFormat *f = text ? ptformat_find(text) : ptformat_get(PAGING_PAE);
+    if (f) {
+        *out = f->mode;
+        return true;
+    }
+    fprintf(stderr, "vmsplit %s: --paging: expected one of %s, got '%s'\n", cmd,
+            ptformat_names(), text);
+    return false;
+}
+
+bool cli_check_ram_paging(const char *cmd, uint64_t ram, PagingMode mode)
+{
+    const PageTableFormat *f = ptformat_get(mode);
+    if (ram <= f->phys_limit)
+        return true;
+    fprintf(stderr, "vmsplit %s: --ram %.0f GiB: %s (%s) paging addresses at most %.0f GiB of "
+            "RAM; use --paging pae or a smaller --ram\n", cmd, ram / 1073741824.0, f->name,
+            f->title, f->phys_limit / 1073741824.0);
+    return false;
+}
+
 bool cli_parse_size(const char *s, uint64_t *out)
 {
     if (!s || !*s)

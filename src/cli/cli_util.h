@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel_model/ptformat.h"
+
 #define VMS_EXIT_OK 0
 #define VMS_EXIT_FAULT 1
 #define VMS_EXIT_USAGE 2
@@ -48,5 +50,16 @@ bool cli_parse_size(const char *s, uint64_t *out);
  * 'TEXT'" and return false. */
 bool cli_opt_uint(const char *cmd, const char *opt, const char *text, uint64_t min,
                   uint64_t max, uint64_t *out);
+
+/* --paging pae|legacy (syscall, replay, compare, sweep, claim): the page-
+ * table format every layout is built in (kernel_model/ptformat.h). NULL
+ * text: pae. Else print "vmsplit CMD: --paging: expected pae or legacy,
+ * got 'TEXT'" and return false. */
+#define CLI_PAGING_HELP "page tables: pae (3-level, the default) or legacy (2-level, 4 GiB of RAM at most)"
+bool cli_opt_paging(const char *cmd, const char *text, PagingMode *out);
+/* Whether ram fits the paging mode's physical limit; else print "vmsplit
+ * CMD: --ram SIZE: legacy (non-PAE) paging addresses at most 4 GiB of RAM;
+ * use --paging pae or a smaller --ram" and return false (exit status 2). */
+bool cli_check_ram_paging(const char *cmd, uint64_t ram, PagingMode mode);
 
 #endif

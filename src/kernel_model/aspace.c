@@ -1,5 +1,6 @@
 /* Address-space builder. See aspace.h. Entry flag values follow Linux 2.6
- * i386 (include/asm-i386/pgtable.h): _KERNPG_TABLE = P|RW|A|D,
+ * i386 (include/asm-i386/pgtable.h, the same bits in both paging modes:
+ * ptformat.h): _KERNPG_TABLE = P|RW|A|D,
  * _PAGE_TABLE = P|RW|US|A, PAGE_KERNEL = P|RW|A|D (+G where the layout makes
  * kernel pages global), PAGE_SHARED = P|RW|US|A (D set by the first write,
  * which costs the walk that sets it). */
@@ -25,21 +26,27 @@
 struct KernelSpace {
     PhysMem *pm;
     const Layout *layout;
+    const PageTableFormat *fmt;      /* the layout's paging mode */
     uint64_t ram, lowmem_end;
     bool large_pages;
     uint64_t next_low, next_high;    /* bump allocators */
     GArray *free_low, *free_high;    /* returned frames, reused first */
     uint64_t low_used;
-    uint64_t kernel_pdpt;            /* kernel-mode CR3 (4g4g, and init_mm) */
-    uint64_t kpd[4];                 /* kernel page directories by PDPTE index */
-    uint64_t entry_pd;               /* pti: the user side's PD[3] */
+    uint64_t kernel_pdpt;            /* kernel-mode CR3 (4g4g, and init_mm): the
+                                      * PDPT, or under legacy paging the PD */
+    uint64_t kpd[4];                 /* kernel page directories by PDPTE index
+                                      * (legacy: the one PD at every index) */
+    uint64_t entry_pd;               /* pti under PAE: the user side's PD[3] */
 };
 
 struct ProcSpace {
     KernelSpace *ks;
-    uint64_t user_pdpt, kern_pdpt;
-    uint64_t upd[4];                 /* the process's user page directories */
-    unsigned nuser_pd;               /* PDPTE indices 0..nuser_pd-1 are user */
+    uint64_t user_pdpt, kern_pdpt;   /* CR3 tables (legacy: page directories) */
+    uint64_t upd[4];                 /* the process's user page directories
+                                      * (legacy: its PD at every index) */
+    uint64_t mirror_pd;              /* legacy pti: the kernel-side PD, whose
+                                      * user PDEs copy the user side's (0: none) */
+    unsigned nuser_pd;               /* PAE: PDPTE indices 0..nuser_pd-1 are user */
     GArray *tables;                  /* every frame this process owns */
 };
 
@@ -129,36 +136,51 @@ uint32_t kspace_phys_to_virt(const KernelSpace *ks, uint64_t pa)
     return ks->layout->page_offset + (uint32_t)pa;
 }
 
-static inline uint64_t pde_addr(uint64_t pd, uint32_t va)
+const PageTableFormat *kspace_paging(const KernelSpace *ks) { return ks->fmt; }
+
+static inline uint64_t pde_addr(const KernelSpace *ks, uint64_t pd, uint32_t va)
 {
-    return pd + 8 * ((va >> PAE_PDE_SHIFT) & (PAE_PTRS_PER_PD - 1));
+    return ptformat_pde_addr(ks->fmt, pd, va);
 }
 
-static inline uint64_t pte_addr(uint64_t pt, uint32_t va)
+static inline uint64_t pte_addr(const KernelSpace *ks, uint64_t pt, uint32_t va)
 {
-    return pt + 8 * ((va >> 12) & (PAE_PTRS_PER_PT - 1));
+    return ptformat_pte_addr(ks->fmt, pt, va);
+}
+
+static inline uint64_t rd(const KernelSpace *ks, uint64_t pa)
+{
+    return ptformat_read(ks->fmt, ks->pm, pa);
+}
+
+static inline void wr(KernelSpace *ks, uint64_t pa, uint64_t v)
+{
+    ptformat_write(ks->fmt, ks->pm, pa, v);
 }
 
 /* Map [page_offset, page_offset + lowmem_end) onto physical 0.. in the
- * kernel page directories. */
+ * kernel page directories: one large page per PDE (2 MiB under PAE,
+ * 4 MiB under legacy paging, where a last one may reach past the end of
+ * RAM as Linux's kernel_physical_mapping_init maps it), or page tables. */
 static bool build_direct_map(KernelSpace *ks, GError **err)
 {
     const Layout *l = ks->layout;
+    const PageTableFormat *f = ks->fmt;
     uint64_t g = l->kernel_global ? PAE_G : 0;
-    for (uint64_t pa = 0; pa < ks->lowmem_end; pa += PAE_PAGE_2M) {
+    for (uint64_t pa = 0; pa < ks->lowmem_end; pa += f->large_page) {
         uint32_t va = l->page_offset + (uint32_t)pa;
-        uint64_t pd = ks->kpd[va >> PAE_PDPTE_SHIFT];
+        uint64_t pd = ks->kpd[ptformat_pd_index(va)];
         if (ks->large_pages) {
-            physmem_write64(ks->pm, pde_addr(pd, va), pa | PAGE_KERNEL | PAE_PS | g);
+            wr(ks, pde_addr(ks, pd, va), pa | PAGE_KERNEL | PAE_PS | g);
             continue;
         }
         uint64_t pt = kspace_alloc_frame(ks, err);
         if (!pt)
             return false;
-        physmem_write64(ks->pm, pde_addr(pd, va), pt | KERNPG_TABLE);
-        uint64_t n = MIN((uint64_t)PAE_PAGE_2M, ks->lowmem_end - pa) / PAGE_SIZE;
+        wr(ks, pde_addr(ks, pd, va), pt | KERNPG_TABLE);
+        uint64_t n = MIN((uint64_t)f->large_page, ks->lowmem_end - pa) / PAGE_SIZE;
         for (uint64_t i = 0; i < n; i++)
-            physmem_write64(ks->pm, pt + 8 * i, (pa + i * PAGE_SIZE) | PAGE_KERNEL | g);
+            wr(ks, pt + f->entry_bytes * i, (pa + i * PAGE_SIZE) | PAGE_KERNEL | g);
     }
     return true;
 }
@@ -169,15 +191,18 @@ static bool build_direct_map(KernelSpace *ks, GError **err)
 static bool build_window(KernelSpace *ks, GError **err)
 {
     const Layout *l = ks->layout;
+    uint32_t step = ks->fmt->large_page;
     uint32_t base = l->window_size ? l->window_base : 0xFFE00000u;
     uint32_t size = l->window_size ? l->window_size : (uint32_t)PAE_PAGE_2M;
-    for (uint64_t va = base; va < (uint64_t)base + size; va += PAE_PAGE_2M) {
+    /* One page table per PDE the window touches (legacy: the window's
+     * 2 MiB may share one 4 MiB PDE). */
+    for (uint64_t va = base & ~(uint64_t)(step - 1); va < (uint64_t)base + size; va += step) {
         uint64_t pt = kspace_alloc_frame(ks, err);
         if (!pt)
             return false;
-        physmem_write64(ks->pm, pde_addr(ks->kpd[3], (uint32_t)va), pt | KERNPG_TABLE);
-        if (l->kind == LAYOUT_PTI)
-            physmem_write64(ks->pm, pde_addr(ks->entry_pd, (uint32_t)va), pt | KERNPG_TABLE);
+        wr(ks, pde_addr(ks, ks->kpd[3], (uint32_t)va), pt | KERNPG_TABLE);
+        if (ks->entry_pd)
+            wr(ks, pde_addr(ks, ks->entry_pd, (uint32_t)va), pt | KERNPG_TABLE);
     }
     return true;
 }
@@ -185,14 +210,17 @@ static bool build_window(KernelSpace *ks, GError **err)
 KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
                         bool large_pages, GError **err)
 {
-    if (ram < 32 * MiB || ram > PHYS_ADDR_LIMIT || (ram & (PAE_PAGE_2M - 1))) {
+    const PageTableFormat *f = layout->paging;
+    if (ram < 32 * MiB || ram > f->phys_limit || (ram & (PAE_PAGE_2M - 1))) {
         g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "RAM size must be a multiple of 2 MiB between 32 MiB and 64 GiB");
+                    "RAM size must be a multiple of 2 MiB between 32 MiB and %u GiB "
+                    "(%s paging)", (unsigned)(f->phys_limit >> 30), f->title);
         return NULL;
     }
     KernelSpace *ks = g_new0(KernelSpace, 1);
     ks->pm = pm;
     ks->layout = layout;
+    ks->fmt = f;
     ks->ram = ram;
     ks->large_pages = large_pages;
     ks->lowmem_end = MIN(ram, layout_mem_lowmem_limit(&layout->mem));
@@ -201,18 +229,26 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
     ks->free_low = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     ks->free_high = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 
-    /* Kernel page directories: every PDPTE index the kernel view uses. */
+    /* Kernel page directories: under PAE every PDPTE index the kernel view
+     * uses; under legacy paging swapper_pg_dir is the one directory. */
     ks->kernel_pdpt = kspace_alloc_frame(ks, err);
     if (!ks->kernel_pdpt)
         goto fail;
-    unsigned first = layout->kind == LAYOUT_4G4G ? 0 : layout->page_offset >> PAE_PDPTE_SHIFT;
-    for (unsigned i = first; i < 4; i++) {
-        if (!(ks->kpd[i] = kspace_alloc_frame(ks, err)))
+    if (f->levels == 2) {
+        for (unsigned i = 0; i < 4; i++)
+            ks->kpd[i] = ks->kernel_pdpt;
+    } else {
+        /* From the PDPTE index of PAGE_OFFSET (0 under 4g4g, whose kernel
+         * view starts at 32 MiB). */
+        unsigned first = layout->page_offset >> PAE_PDPTE_SHIFT;
+        for (unsigned i = first; i < 4; i++) {
+            if (!(ks->kpd[i] = kspace_alloc_frame(ks, err)))
+                goto fail;
+            physmem_write64(pm, ks->kernel_pdpt + 8 * i, ks->kpd[i] | PAE_P);
+        }
+        if (layout->kind == LAYOUT_PTI && !(ks->entry_pd = kspace_alloc_frame(ks, err)))
             goto fail;
-        physmem_write64(pm, ks->kernel_pdpt + 8 * i, ks->kpd[i] | PAE_P);
     }
-    if (layout->kind == LAYOUT_PTI && !(ks->entry_pd = kspace_alloc_frame(ks, err)))
-        goto fail;
     if (!build_direct_map(ks, err) || !build_window(ks, err))
         goto fail;
     return ks;
@@ -232,9 +268,9 @@ void kspace_free(KernelSpace *ks)
 
 uint64_t kspace_window_pte(const KernelSpace *ks, uint32_t va)
 {
-    uint64_t pde = physmem_read64(ks->pm, pde_addr(ks->kpd[3], va));
+    uint64_t pde = rd(ks, pde_addr(ks, ks->kpd[3], va));
     g_assert((pde & PAE_P) && !(pde & PAE_PS));
-    return pte_addr(pde & PAE_ADDR_4K, va);
+    return pte_addr(ks, pde & ks->fmt->addr_4k, va);
 }
 
 bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
@@ -250,7 +286,7 @@ bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
     }
     uint64_t g = l->window_global ? PAE_G : 0;     /* the layout's row says */
     uint64_t flags = (PAGE_KERNEL & ~(writable ? 0 : PAE_RW)) | g;
-    physmem_write64(ks->pm, kspace_window_pte(ks, va), pa | flags);
+    wr(ks, kspace_window_pte(ks, va), pa | flags);
     return true;
 }
 
@@ -262,13 +298,68 @@ static uint64_t proc_table(ProcSpace *ps, GError **err)
     return f;
 }
 
+/* Copy the kernel's PDEs for [from, to) into page directory pd (pgd_ctor's
+ * clone of swapper_pg_dir; kpmd_ctor's copy of the window PMDs). */
+static void copy_kernel_pdes(ProcSpace *ps, uint64_t pd, uint64_t from, uint64_t to)
+{
+    KernelSpace *ks = ps->ks;
+    for (uint64_t va = from; va < to; va += ks->fmt->large_page)
+        wr(ks, pde_addr(ks, pd, (uint32_t)va),
+           rd(ks, pde_addr(ks, ks->kpd[ptformat_pd_index((uint32_t)va)], (uint32_t)va)));
+}
+
+/* Legacy paging (Linux 2.6 i386 without CONFIG_X86_PAE): one 4 KiB page
+ * directory per process. pgd_ctor copies swapper_pg_dir's kernel entries
+ * into it (the shared layouts), or under 4G/4G only the NR_SHARED_PMDS
+ * window entries (RHEL4 arch/i386/mm/pgtable.c); kpti's pgd is a page pair
+ * (4.19 PGD_ALLOCATION_ORDER 1): the kernel half holds the kernel entries,
+ * the user half only the entry area's, and both hold the user entries
+ * (pti_set_user_pgtbl mirrors them). */
+static bool pspace_new_legacy(ProcSpace *ps, GError **err)
+{
+    KernelSpace *ks = ps->ks;
+    const Layout *l = ks->layout;
+    if (!(ps->user_pdpt = proc_table(ps, err)))
+        return false;
+    for (unsigned i = 0; i < 4; i++)
+        ps->upd[i] = ps->user_pdpt;
+    uint64_t wbase = l->window_base & ~(uint64_t)(ks->fmt->large_page - 1);
+    uint64_t wend = (uint64_t)l->window_base + l->window_size;
+    switch (l->kind) {
+    case LAYOUT_SHARED:
+        copy_kernel_pdes(ps, ps->user_pdpt, l->page_offset, 1ULL << 32);
+        ps->kern_pdpt = ps->user_pdpt;
+        break;
+    case LAYOUT_4G4G:
+        copy_kernel_pdes(ps, ps->user_pdpt, wbase, wend);
+        ps->kern_pdpt = ks->kernel_pdpt;
+        break;
+    case LAYOUT_PTI:
+        if (!(ps->kern_pdpt = proc_table(ps, err)))
+            return false;
+        copy_kernel_pdes(ps, ps->kern_pdpt, l->page_offset, 1ULL << 32);
+        copy_kernel_pdes(ps, ps->user_pdpt, wbase, wend);
+        ps->mirror_pd = ps->kern_pdpt;
+        break;
+    }
+    return true;
+}
+
 ProcSpace *pspace_new(KernelSpace *ks, GError **err)
 {
     const Layout *l = ks->layout;
     ProcSpace *ps = g_new0(ProcSpace, 1);
     ps->ks = ks;
     ps->tables = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    ps->nuser_pd = l->kind == LAYOUT_4G4G ? 4 : l->page_offset >> PAE_PDPTE_SHIFT;
+    if (ks->fmt->levels == 2) {
+        if (!pspace_new_legacy(ps, err))
+            goto fail;
+        return ps;
+    }
+    /* Every PDPTE index that holds user space: below TASK_SIZE (4g4g's
+     * reaches into the fourth; USER_PTRS_PER_PGD). */
+    ps->nuser_pd = (unsigned)(((uint64_t)l->task_size + (1u << PAE_PDPTE_SHIFT) - 1) >>
+                              PAE_PDPTE_SHIFT);
     if (!(ps->user_pdpt = proc_table(ps, err)))
         goto fail;
     if (l->kind == LAYOUT_PTI && !(ps->kern_pdpt = proc_table(ps, err)))
@@ -289,10 +380,8 @@ ProcSpace *pspace_new(KernelSpace *ks, GError **err)
         ps->kern_pdpt = ps->user_pdpt;
         break;
     case LAYOUT_4G4G:    /* copy the window PMDs (kpmd_ctor) */
-        for (uint64_t va = l->window_base; va < (uint64_t)l->window_base + l->window_size;
-             va += PAE_PAGE_2M)
-            physmem_write64(ks->pm, pde_addr(ps->upd[3], (uint32_t)va),
-                            physmem_read64(ks->pm, pde_addr(ks->kpd[3], (uint32_t)va)));
+        copy_kernel_pdes(ps, ps->upd[3], l->window_base,
+                         (uint64_t)l->window_base + l->window_size);
         ps->kern_pdpt = ks->kernel_pdpt;
         break;
     case LAYOUT_PTI:     /* kernel half: full kernel PD; user half: entry PD */
@@ -323,8 +412,9 @@ unsigned pspace_table_pages(const ProcSpace *ps) { return ps->tables->len; }
 /* The PTE address for a user va, creating the page table if asked. */
 static uint64_t user_pte(ProcSpace *ps, uint32_t va, bool create, GError **err)
 {
-    uint64_t pdea = pde_addr(ps->upd[va >> PAE_PDPTE_SHIFT], va);
-    uint64_t pde = physmem_read64(ps->ks->pm, pdea);
+    KernelSpace *ks = ps->ks;
+    uint64_t pdea = pde_addr(ks, ps->upd[ptformat_pd_index(va)], va);
+    uint64_t pde = rd(ks, pdea);
     if (!(pde & PAE_P)) {
         if (!create)
             return 0;
@@ -332,9 +422,11 @@ static uint64_t user_pte(ProcSpace *ps, uint32_t va, bool create, GError **err)
         if (!pt)
             return 0;
         pde = pt | USER_TABLE;
-        physmem_write64(ps->ks->pm, pdea, pde);
+        wr(ks, pdea, pde);
+        if (ps->mirror_pd)
+            wr(ks, pde_addr(ks, ps->mirror_pd, va), pde);
     }
-    return pte_addr(pde & PAE_ADDR_4K, va);
+    return pte_addr(ks, pde & ks->fmt->addr_4k, va);
 }
 
 bool pspace_map_user(ProcSpace *ps, uint32_t va, uint64_t pa, bool writable,
@@ -350,7 +442,7 @@ bool pspace_map_user(ProcSpace *ps, uint32_t va, uint64_t pa, bool writable,
     uint64_t pte = user_pte(ps, va, true, err);
     if (!pte)
         return false;
-    physmem_write64(ps->ks->pm, pte, pa | PAGE_USER | (writable ? PAE_RW : 0));
+    wr(ps->ks, pte, pa | PAGE_USER | (writable ? PAE_RW : 0));
     return true;
 }
 
@@ -361,9 +453,9 @@ uint64_t pspace_unmap_user(ProcSpace *ps, uint32_t va)
     uint64_t pte = user_pte(ps, va, false, NULL);
     if (!pte)
         return 0;
-    uint64_t old = physmem_read64(ps->ks->pm, pte);
-    physmem_write64(ps->ks->pm, pte, 0);
-    return (old & PAE_P) ? (old & PAE_ADDR_4K) : 0;
+    uint64_t old = rd(ps->ks, pte);
+    wr(ps->ks, pte, 0);
+    return (old & PAE_P) ? (old & ps->ks->fmt->addr_4k) : 0;
 }
 
 uint64_t pspace_user_pte_pa(ProcSpace *ps, uint32_t va, bool create, GError **err)

@@ -2,19 +2,28 @@
  * simulated physical memory, as the kernel would, so that the core's walks
  * and TLB fills see what a real kernel built.
  *
+ * Both paging modes (the layout row's PageTableFormat, ptformat.h): PAE
+ * (3 levels, 8-byte entries) and legacy 32-bit paging (2 levels, 4-byte
+ * entries), as Linux 2.6 i386 built them with and without CONFIG_X86_PAE.
+ *
  * KernelSpace: the machine-wide part: a frame allocator over the simulated
  * RAM (page tables and kernel objects from lowmem, user pages from highmem
  * when there is any, as GFP_HIGHUSER does), the kernel page directories with
- * the direct map of lowmem (2 MiB pages with PSE, as Linux does with
- * cpu_has_pse), and the shared window (4g4g) or entry area (kpti).
+ * the direct map of lowmem (large pages with PSE, as Linux does with
+ * cpu_has_pse: 2 MiB under PAE, 4 MiB global PSE pages under legacy
+ * paging), and the shared window (4g4g) or entry area (kpti).
  *
  * ProcSpace: one process: its page-directory-pointer table(s) and user page
- * tables.
+ * tables (PAE), or its 4 KiB page directory (legacy: the kernel's entries
+ * copied in by pgd_ctor; kpti: a kernel/user pair of them).
  *
  *   layout   user-mode CR3            kernel-mode CR3        shared with user
  *   shared   the process's PDPT       the same               kernel PDs (U/S=0)
  *   4g4g     the process's PDPT       swapper_pg_dir         window PT pages
  *   pti      process's user PDPT      process's kernel PDPT  user PDs; entry PD
+ * Legacy paging: the same with page directories for PDPTs; what is shared
+ * is the page tables below copied PDEs (user PDEs written into both of a
+ * pti pair, as pti_set_user_pgtbl does).
  *
  * Protections: kernel entries have U/S=0 (and G when the layout says so);
  * user entries U/S=1. PDPTEs carry only P (PAE has no R/W or U/S there). */
@@ -31,13 +40,16 @@
 typedef struct KernelSpace KernelSpace;
 typedef struct ProcSpace ProcSpace;
 
-/* ram: installed RAM in bytes (at least 32 MiB). large_pages: map the
- * direct map with 2 MiB pages. */
+/* ram: installed RAM in bytes (at least 32 MiB, at most the paging mode's
+ * physical limit: 64 GiB PAE, 4 GiB legacy). large_pages: map the direct
+ * map with large pages (2 or 4 MiB). */
 KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
                         bool large_pages, GError **err);
 void kspace_free(KernelSpace *ks);
 
 const Layout *kspace_layout(const KernelSpace *ks);
+/* The page-table format (the layout's paging mode). */
+const PageTableFormat *kspace_paging(const KernelSpace *ks);
 PhysMem *kspace_physmem(KernelSpace *ks);
 /* Lowmem end (physical): min(ram, layout_mem_lowmem_limit). */
 uint64_t kspace_lowmem_end(const KernelSpace *ks);

@@ -41,27 +41,25 @@ static void touch_kdata(KernelBody *kb, const SyscallProfile *p)
 }
 
 /* Physical address of the user page holding va, by a software walk of the
- * current task's user page tables whose three reads are modelled kernel
- * references through the direct map (follow_page). 0 if not present. */
+ * current task's user page tables whose reads (pgd, pmd, pte under PAE;
+ * pgd, pte under legacy paging) are modelled kernel references through the
+ * direct map (follow_page). 0 if not present. */
 static uint64_t soft_walk(KernelBody *kb, uint32_t va)
 {
     KernelSpace *ks = machine_kspace(kb->m);
+    const PageTableFormat *f = kspace_paging(ks);
     PhysMem *pm = kspace_physmem(ks);
     ProcSpace *ps = machine_task_space(kb->m, machine_current(kb->m));
-    uint64_t pdpte_pa = (pspace_user_cr3(ps) & ~0xFFFu) + 8 * (va >> 30);
-    uint64_t pdpte = physmem_read64(pm, pdpte_pa);
-    kread(kb, kspace_phys_to_virt(ks, pdpte_pa));
-    if (!(pdpte & PAE_P))
-        return 0;
-    uint64_t pde_pa = (pdpte & PAE_ADDR_4K) + 8 * ((va >> 21) & 511);
-    uint64_t pde = physmem_read64(pm, pde_pa);
-    kread(kb, kspace_phys_to_virt(ks, pde_pa));
-    if (!(pde & PAE_P) || (pde & PAE_PS))
-        return 0;
-    uint64_t pte_pa = (pde & PAE_ADDR_4K) + 8 * ((va >> 12) & 511);
-    uint64_t pte = physmem_read64(pm, pte_pa);
-    kread(kb, kspace_phys_to_virt(ks, pte_pa));
-    return (pte & PAE_P) ? (pte & PAE_ADDR_4K) : 0;
+    uint64_t table = pspace_user_cr3(ps) & ~0xFFFu, e = 0;
+    for (unsigned level = 0; level < f->levels; level++) {
+        uint64_t pa = ptformat_entry_addr(f, level, table, va);
+        e = ptformat_read(f, pm, pa);
+        kread(kb, kspace_phys_to_virt(ks, pa));
+        if (!(e & PAE_P) || (level == f->levels - 2 && (e & PAE_PS)))
+            return 0;
+        table = e & f->addr_4k;
+    }
+    return table;
 }
 
 /* kmap_atomic(page, KM_USER_COPY): point the fixmap PTE at the page and
@@ -71,7 +69,8 @@ static void kmap_atomic(KernelBody *kb, uint64_t frame)
     KernelSpace *ks = machine_kspace(kb->m);
     uint64_t pte = frame | PAE_P | PAE_RW | PAE_A | PAE_D |
                    (machine_layout(kb->m)->kmap_global ? PAE_G : 0);
-    machine_kernel_write(kb->m, kspace_phys_to_virt(ks, kb->kmap_pte_pa), &pte, 8);
+    machine_kernel_write(kb->m, kspace_phys_to_virt(ks, kb->kmap_pte_pa), &pte,
+                         kspace_paging(ks)->entry_bytes);
     mmu_invlpg(machine_mmu(kb->m), kb->kmap_va);
     machine_charge(kb->m, kb->cost->invlpg, 1);
     kb->last.kmaps++;

@@ -51,46 +51,49 @@ struct GuestProg {
 
 /* ---- uaccess (modelled kernel references) ---- */
 
-/* One PAE entry (8 bytes) of a lowmem page table, read by the kernel
- * through the direct map as two dwords, as i386 PAE code reads them. */
+/* One entry of a lowmem page table, read by the kernel through the direct
+ * map: a PAE entry (8 bytes) as two dwords, as i386 PAE code reads them; a
+ * legacy one as one dword. */
 static bool kread_entry(GuestProg *g, uint64_t pa, uint64_t *v)
 {
-    uint32_t va = kspace_phys_to_virt(g->ks, pa), lo, hi;
+    uint32_t va = kspace_phys_to_virt(g->ks, pa), lo, hi = 0;
     MmuFault f;
     if (!mmu_read(g->mmu, va, 4, ACCESS_READ, 0, &lo, &f) ||
-        !mmu_read(g->mmu, va + 4, 4, ACCESS_READ, 0, &hi, &f))
+        (kspace_paging(g->ks)->entry_bytes == 8 &&
+         !mmu_read(g->mmu, va + 4, 4, ACCESS_READ, 0, &hi, &f)))
         return false;
     *v = lo | (uint64_t)hi << 32;
     return true;
 }
 
 /* follow_page: the frame behind a user address, by a software walk of the
- * current task's user page tables. 0 if not mapped for user access. */
+ * current task's user page tables (the PDPTE, which has no U/S under PAE,
+ * only present). 0 if not mapped for user access. */
 static uint64_t soft_walk(GuestProg *g, uint32_t va)
 {
-    uint64_t pdpte, pde, pte;
-    uint64_t pdpt = pspace_user_cr3(g->ps) & ~0x1Fu;    /* CR3[31:5] under PAE */
-    if (!kread_entry(g, pdpt + 8 * (va >> 30), &pdpte) || !(pdpte & PAE_P))
-        return 0;
-    uint64_t pd = pdpte & PAE_ADDR_4K;
-    if (!kread_entry(g, pd + 8 * ((va >> 21) & 511), &pde) || (pde & (PAE_P | PAE_US)) !=
-        (PAE_P | PAE_US) || (pde & PAE_PS))
-        return 0;
-    uint64_t pt = pde & PAE_ADDR_4K;
-    if (!kread_entry(g, pt + 8 * ((va >> 12) & 511), &pte) ||
-        (pte & (PAE_P | PAE_US)) != (PAE_P | PAE_US))
-        return 0;
-    return pte & PAE_ADDR_4K;
+    const PageTableFormat *fmt = kspace_paging(g->ks);
+    uint64_t table = pspace_user_cr3(g->ps) & fmt->cr3_base_mask, e;
+    for (unsigned level = 0; level < fmt->levels; level++) {
+        bool pdpte = fmt->levels == 3 && level == 0;
+        uint64_t need = pdpte ? PAE_P : PAE_P | PAE_US;
+        if (!kread_entry(g, ptformat_entry_addr(fmt, level, table, va), &e) ||
+            (e & need) != need || (level == fmt->levels - 2 && (e & PAE_PS)))
+            return 0;
+        table = e & fmt->addr_4k;
+    }
+    return table;
 }
 
 /* kmap_atomic(page, KM_USER_COPY): set_pte of the slot (PAE: the high
- * half, then the low half) and the INVLPG of its old translation. */
+ * half, then the low half; legacy: the one dword) and the INVLPG of its
+ * old translation. */
 static void kmap_atomic(GuestProg *g, uint64_t frame)
 {
     uint64_t pte = frame | PAE_P | PAE_RW | PAE_A | PAE_D;
     uint32_t va = kspace_phys_to_virt(g->ks, g->kmap_pte_pa);
     MmuFault f;
-    bool ok = mmu_write(g->mmu, va + 4, 4, 0, (uint32_t)(pte >> 32), &f) &&
+    bool ok = (kspace_paging(g->ks)->entry_bytes == 4 ||
+               mmu_write(g->mmu, va + 4, 4, 0, (uint32_t)(pte >> 32), &f)) &&
               mmu_write(g->mmu, va, 4, 0, (uint32_t)pte, &f);
     g_assert(ok);                /* the window's page table is in the direct map */
     mmu_invlpg(g->mmu, g->kmap_va);

@@ -17,6 +17,7 @@ static const Layout layout_3g1g = {
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
     .window_global = true,
+    .paging = &ptformat_pae,
     .stub = "entry_shared",
     .mem = {
         .layout = &layout_3g1g,
@@ -34,6 +35,7 @@ static const Layout layout_2g2g = {
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
     .window_global = true,
+    .paging = &ptformat_pae,
     .stub = "entry_shared",
     .mem = {
         .layout = &layout_2g2g,
@@ -51,6 +53,7 @@ static const Layout layout_1g3g = {
     .vmalloc_reserve = 128 * MiB,
     .kernel_global = true,
     .window_global = true,
+    .paging = &ptformat_pae,
     .stub = "entry_shared",
     .mem = {
         .layout = &layout_1g3g,
@@ -73,6 +76,7 @@ static const Layout layout_4g4g = {
     .kernel_global = false,
     .window_global = false,
     .indirect_uaccess = true,
+    .paging = &ptformat_pae,
     .stub = "entry_4g4g",
     /* The kernel has its own swapper_pg_dir. Each user PGD gets four PMD
      * pages (USER_PTRS_PER_PGD = 4 under PAE + X86_4G_VM_LAYOUT, RHEL4
@@ -87,6 +91,11 @@ static const Layout layout_4g4g = {
         .per_process_bytes = 4 * KiB,
         .source = "RHEL4 page.h __PAGE_OFFSET 0x02000000, MAXMEM = -PAGE_OFFSET - "
                   "__VMALLOC_RESERVE (3936 MiB); pgtable.h USER_PTRS_PER_PGD 4 (kpmd page)",
+        /* Non-PAE (RHEL4 arch/i386/mm/pgtable.c pgd_ctor, PTRS_PER_PMD
+         * == 1): the one pgd page gets the NR_SHARED_PMDS window entries
+         * of swapper_pg_dir copied in; pgd_alloc allocates no PMD. */
+        .legacy_source = "RHEL4 pgtable.c pgd_ctor: non-PAE copies the window PDEs into the "
+                         "one pgd page, no kpmd page",
     },
 };
 
@@ -95,6 +104,7 @@ static const Layout layout_4g4g = {
  * sysenter entry. */
 static const Layout layout_4g4g_2003 = {
     .name = "4g4g-2003",
+    .paging = &ptformat_pae,
     .stub = "entry_4g4g_2003",
     .summary = "4G/4G with the 2003 entry path (CR3 read per entry, RHEL3 2.4.21; int 0x80 only)",
     .kind = LAYOUT_4G4G,
@@ -117,6 +127,7 @@ static const Layout layout_4g4g_2003 = {
         .separate_kernel_pgd = true,
         .per_process_bytes = 4 * KiB,
         .source = "as 4g4g (the 2003 entry path changes the entry cost, not memory)",
+        .legacy_source = "as 4g4g",
     },
 };
 
@@ -134,6 +145,7 @@ static const Layout layout_kpti = {
     .window_size = 2 * MiB,
     .kernel_global = false,
     .window_global = true,
+    .paging = &ptformat_pae,
     .stub = "entry_kpti",
     /* Documentation/x86/pti.rst: "an extra 4k per process" (the PGD
      * becomes a kernel/user pair) and the 2 MiB cpu_entry_area. Estimate:
@@ -149,6 +161,11 @@ static const Layout layout_kpti = {
         .per_process_bytes = 4 * KiB,
         .source = "pti.rst: extra 4 KiB per process, 2 MiB cpu_entry_area (estimate: "
                   "taken from the direct map)",
+        /* 4.19 arch/x86/include/asm/pgalloc.h: PGD_ALLOCATION_ORDER 1 with
+         * PTI, on 32-bit non-PAE too: the pgd is a kernel/user page pair. */
+        .legacy_per_process_bytes = 4 * KiB,
+        .legacy_source = "4.19 pgalloc.h PGD_ALLOCATION_ORDER 1: the pgd page pair, an extra "
+                         "4 KiB; 2 MiB cpu_entry_area as PAE (estimate)",
     },
 };
 
@@ -165,6 +182,7 @@ static const Layout layout_kpti_pcid = {
     .window_global = true,
     .pcid = true,
     .what_if = true,
+    .paging = &ptformat_pae,
     .stub = "entry_kpti",
     .mem = {
         .layout = &layout_kpti_pcid,
@@ -172,6 +190,8 @@ static const Layout layout_kpti_pcid = {
         .separate_kernel_pgd = true,
         .per_process_bytes = 4 * KiB,
         .source = "as kpti (PCID changes TLB behaviour, not memory)",
+        .legacy_per_process_bytes = 4 * KiB,
+        .legacy_source = "as kpti",
     },
 };
 
@@ -181,6 +201,43 @@ static const Layout *const layouts[] = {
 };
 
 const Layout *const *layout_all(void) { return layouts; }
+
+#define NLAYOUTS (G_N_ELEMENTS(layouts) - 1)
+
+/* The twins of the rows in the other modes, made once from the rows. */
+static Layout twins[PAGING_NMODES][NLAYOUTS];
+
+static void make_twins(void)
+{
+    for (unsigned mode = 0; mode < PAGING_NMODES; mode++)
+        for (unsigned i = 0; i < NLAYOUTS; i++) {
+            Layout *t = &twins[mode][i];
+            *t = *layouts[i];
+            t->paging = ptformat_get((PagingMode)mode);
+            t->mem.layout = t;
+            if (mode == PAGING_LEGACY) {
+                t->mem.per_process_bytes = t->mem.legacy_per_process_bytes;
+                if (t->mem.legacy_source)
+                    t->mem.source = t->mem.legacy_source;
+            }
+        }
+}
+
+const Layout *layout_with_paging(const Layout *l, PagingMode mode)
+{
+    static gsize once;
+    g_assert(mode < PAGING_NMODES);
+    if (l->paging->mode == mode)
+        return l;
+    if (g_once_init_enter(&once)) {
+        make_twins();
+        g_once_init_leave(&once, 1);
+    }
+    for (unsigned i = 0; i < NLAYOUTS; i++)
+        if (!strcmp(layouts[i]->name, l->name))
+            return mode == PAGING_PAE ? layouts[i] : &twins[mode][i];
+    g_assert_not_reached();
+}
 
 const Layout *layout_find(const char *name)
 {

@@ -13,10 +13,11 @@
  *
  * Adding a kind: a LayoutKind value, a stub file (it must define the
  * symbols load_stubs requires, stubs/common.inc), and a case in each place
- * that builds or switches page tables by kind: aspace.c (build_window,
- * kspace_new: which kernel PDs exist and the pti entry PD; pspace_new:
- * how many user PDs a process gets, its kernel PDPT, how the kernel half
- * is shared) and machine.c (build_tables: the IDT's entry points and the
+ * that builds or switches page tables by kind: aspace.c (kspace_new: the
+ * pti entry PD; pspace_new and pspace_new_legacy: the process's kernel
+ * page table and how the kernel half is shared, in each paging mode; the
+ * kernel PDs and a process's user PDs follow from PAGE_OFFSET and
+ * TASK_SIZE) and machine.c (build_tables: the IDT's entry points and the
  * window's data; install_task: the CR3 values and stacks the per-CPU
  * block gets; machine_new: Machine.windowed). Those kind branches are
  * not yet data (issue 21).
@@ -42,6 +43,11 @@
  *              no-flush bit). PCID exists only in IA-32e paging: this is a
  *              what-if on an i686 core, and reports must say so.
  *
+ * Paging modes: the rows are PAE (3-level); layout_with_paging gives each
+ * row's twin with legacy 2-level page tables (ptformat.h), as the same
+ * kernel built without CONFIG_X86_PAE: the same addresses, stubs and
+ * flags, the mode's page-table format and LayoutMem.legacy_* figures.
+ *
  * Sources: REFERENCES.md ("The 4G/4G patch as shipped", "i386 Linux 2.6
  * memory layout", "KPTI"). */
 #ifndef VMSPLIT_KERNEL_MODEL_LAYOUT_H
@@ -50,6 +56,8 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "kernel_model/ptformat.h"
 
 typedef enum {
     LAYOUT_SHARED,      /* one page table per process maps user and kernel */
@@ -72,6 +80,10 @@ typedef struct {
                                     * ones (4g4g, kpti) */
     uint32_t per_process_bytes;    /* those extra page tables, per process */
     const char *source;            /* where the figures come from */
+    /* The same under legacy (non-PAE) paging, where a process's page
+     * directory is one 4 KiB page holding every PDE: no PMD pages. */
+    uint32_t legacy_per_process_bytes;
+    const char *legacy_source;
 } LayoutMem;
 
 typedef struct Layout {
@@ -100,14 +112,22 @@ typedef struct Layout {
     LayoutMem mem;           /* its memory figures (layout_mem.h) */
     bool no_sysenter;        /* the kernel it follows has no sysenter path */
     bool kmap_global;        /* atomic kmaps (virtual stack, uaccess) carry G */
+    const PageTableFormat *paging; /* the page-table format (ptformat.h): the
+                              * table's rows are PAE; layout_with_paging
+                              * gives each row's twin in another mode */
 } Layout;
 
 /* NULL if unknown. */
 const Layout *layout_find(const char *name);
 /* As layout_find, with a GError listing the known names. */
 const Layout *layout_lookup(const char *name, GError **err);
-/* NULL-terminated table in presentation order. */
+/* NULL-terminated table in presentation order (PAE rows). */
 const Layout *const *layout_all(void);
+/* The row l in paging mode `mode`: l itself if it is in that mode, else
+ * its twin, the same row with the mode's page-table format and memory
+ * figures (LayoutMem: legacy_per_process_bytes). Twins keep the row's
+ * name; outputs name the paging mode beside it. */
+const Layout *layout_with_paging(const Layout *l, PagingMode mode);
 
 /* MAXMEM, the kernel's own formula (include/asm-i386/page.h, 2.6 and the
  * RHEL4 4G/4G tree alike): -__PAGE_OFFSET - __VMALLOC_RESERVE mod 2^32.

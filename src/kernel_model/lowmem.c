@@ -343,7 +343,7 @@ static void add_item(LowmemReport *r, const char *name, uint64_t bytes, LowmemPh
     r->item[r->n_items++] = (LowmemItem){name, PAGES(bytes) * PAGE, phase, scales, source};
 }
 
-static void add_items(LowmemReport *r, const LowmemParams *p)
+static void add_items(LowmemReport *r, const LowmemParams *p, const PageTableFormat *f)
 {
     uint64_t zone_bytes = 0, wait_bytes = 0;
     for (unsigned z = 0; z < 3; z++) {
@@ -353,10 +353,14 @@ static void add_items(LowmemReport *r, const LowmemParams *p)
     /* PAE: pagetable_init allocates a PMD page for each of the 4 PGD
      * entries; with PSE lowmem is mapped by 2 MiB PMD entries, without it
      * one PTE page maps 2 MiB; one PTE page each for pkmap (LAST_PKMAP 512)
-     * and the fixmap (arch/i386/mm/init.c pagetable_init). */
-    uint64_t pt = (4 + 2) * PAGE;
+     * and the fixmap (arch/i386/mm/init.c pagetable_init). Legacy paging
+     * (pgtable-2level: the PMD folded into swapper_pg_dir, which is in the
+     * kernel image): no PMD pages, 4 MiB PSE pages, and without PSE one
+     * PTE page (1024 entries) per 4 MiB. */
+    uint64_t pt = ((f->levels == 3 ? 4 : 0) + 2) * PAGE;
+    uint64_t per_pt = (uint64_t)f->entries[f->levels - 1];
     if (p->no_pse)
-        pt += (r->max_low_pfn + 511) / 512 * PAGE;
+        pt += (r->max_low_pfn + per_pt - 1) / per_pt * PAGE;
 
     add_item(r, "mem_map", r->mem_map_bytes, LOWMEM_KEPT, true,
              "max_pfn x sizeof(struct page); flat mem_map spans holes (free_area_init)");
@@ -366,8 +370,10 @@ static void add_items(LowmemReport *r, const LowmemParams *p)
     add_item(r, "zone wait tables", wait_bytes, LOWMEM_KEPT, true,
              "wait_table_size(): pages/256 heads, pow2, 4..4096, 12 B each");
     add_item(r, "direct-map page tables", pt, LOWMEM_KEPT, p->no_pse,
-             "pagetable_init: 4 PAE PMD pages + pkmap and fixmap PTE pages"
-             "; a PTE page per 2 MiB without PSE");
+             f->levels == 3 ? "pagetable_init: 4 PAE PMD pages + pkmap and fixmap PTE pages"
+                              "; a PTE page per 2 MiB without PSE"
+                            : "pagetable_init (non-PAE): pkmap and fixmap PTE pages; a PTE "
+                              "page per 4 MiB without PSE");
     add_item(r, "kernel image",
              p->image_bytes ? p->image_bytes : IMAGE_CODE + IMAGE_DATA + IMAGE_OTHER, LOWMEM_KEPT,
              false,
@@ -412,8 +418,17 @@ bool lowmem_compute(const LayoutMem *layout, const LowmemMap *map, const LowmemP
     /* setup_memory: max_pfn is the end of the highest RAM range,
      * max_low_pfn = min(max_pfn, MAXMEM_PFN) (find_max_low_pfn). */
     r->max_pfn = PFN_DOWN(map->range[map->n - 1].end);
+    const PageTableFormat *f = layout->layout->paging;
+    if (f->mode == PAGING_LEGACY && r->max_pfn > PFN_DOWN(f->phys_limit)) {
+        /* A non-PAE kernel cuts RAM at 4 GiB (2.6 arch/i386/kernel/setup.c
+         * find_max_pfn: max_pfn = MAX_NONPAE_PFN, "Warning only 4GB will
+         * be used. Use a PAE enabled kernel."): no highmem above it. */
+        r->beyond_pae = true;
+        r->max_pfn = PFN_DOWN(f->phys_limit);
+    } else {
+        r->beyond_pae = r->max_pfn > PFN_DOWN(PAE_LIMIT);
+    }
     r->max_low_pfn = MIN(r->max_pfn, PFN_DOWN(r->lowmem_limit));
-    r->beyond_pae = r->max_pfn > PFN_DOWN(PAE_LIMIT);
     r->zone_pages[0] = MIN(r->max_low_pfn, PFN_DOWN(DMA_END));
     r->zone_pages[1] = r->max_low_pfn - r->zone_pages[0];
     r->zone_pages[2] = r->max_pfn - r->max_low_pfn;
@@ -421,7 +436,7 @@ bool lowmem_compute(const LayoutMem *layout, const LowmemMap *map, const LowmemP
     r->high_ram_pages = ram_pages_between(map, r->max_low_pfn, r->max_pfn);
     r->mem_map_bytes = r->max_pfn * r->struct_page_bytes;
 
-    add_items(r, p);
+    add_items(r, p, f);
     uint64_t after_boot = 0;
     for (unsigned i = 0; i < r->n_items; i++) {
         const LowmemItem *it = &r->item[i];

@@ -140,7 +140,10 @@ typedef struct {
     uint64_t min_free_boot_bytes;    /* below this it does not boot */
     uint64_t min_free_runtime_bytes; /* min_free_kbytes watermark */
     bool boots;
-    bool beyond_pae;             /* RAM above the 36-bit limit: what-if */
+    bool beyond_pae;             /* RAM above the paging mode's limit: under
+                                  * PAE above 36 bits (a what-if, counted);
+                                  * under legacy paging above 4 GiB (cut
+                                  * off, as a non-PAE kernel does) */
 } LowmemReport;
 
 /* Compute the report. Fails only on a map with no RAM. */

@@ -105,8 +105,9 @@ static uint64_t boot_phys(const Machine *m, uint32_t va)
 {
     const Layout *l = m->layout;
     if (m->windowed && va >= l->window_base) {
-        uint64_t pte = physmem_read64(m->pm, kspace_window_pte(m->ks, va));
-        return (pte & PAE_ADDR_4K) | (va & (PAGE_SIZE - 1));
+        const PageTableFormat *f = kspace_paging(m->ks);
+        uint64_t pte = ptformat_read(f, m->pm, kspace_window_pte(m->ks, va));
+        return (pte & f->addr_4k) | (va & (PAGE_SIZE - 1));
     }
     g_assert(va >= l->page_offset);
     return va - l->page_offset;
@@ -314,7 +315,12 @@ static bool cpu_boot(Machine *m, GError **err)
     uint8_t vec = 0;
     uint32_t ec = 0;
     bool pge = !m->preset || m->preset->pge;
-    uint32_t cr4 = CR4_PAE | (pge ? CR4_PGE : 0);
+    /* The paging mode's CR4 bits (ptformat.h): CR4.PAE, or under legacy
+     * paging CR4.PSE where the direct map uses 4 MiB pages (Linux sets it
+     * when cpu_has_pse); CR4.PGE where the CPU has it (cpu_has_pge). */
+    const PageTableFormat *f = kspace_paging(m->ks);
+    bool pse = f->cr4_pse_for_large && (!m->preset || m->preset->pse);
+    uint32_t cr4 = f->cr4_paging | (pse ? CR4_PSE : 0) | (pge ? CR4_PGE : 0);
     bool ok = cpu_write_cr(m->cpu, 4, cr4, &vec, &ec) &&
               cpu_write_cr(m->cpu, 3, kspace_kernel_cr3(m->ks), &vec, &ec) &&
               cpu_write_cr(m->cpu, 0, CR0_PE | CR0_WP | CR0_PG, &vec, &ec);
@@ -323,7 +329,7 @@ static bool cpu_boot(Machine *m, GError **err)
         MmuFault f;
         ok = mmu_write_cr4(m->mmu, cr4 | CR4_PCIDE, &f);
     }
-    if (ok && (!m->preset || m->preset->nx))
+    if (ok && f->xd && (!m->preset || m->preset->nx))
         ok = cpu_write_msr(m->cpu, MSR_EFER, EFER_NXE);
     cpu_set_gdtr(m->cpu, m->gdt, 0xFF);
     cpu_set_idtr(m->cpu, m->idt, 0x7FF);
@@ -550,19 +556,22 @@ static void install_task(Machine *m, int next, bool boot)
          * load_virtual_esp0. switch_mm writes no CR3: the task's
          * thread_info->user_pgd, set at fork, is what the exit loads. */
         uint32_t changed = 0;
+        const PageTableFormat *f = kspace_paging(m->ks);
         for (int i = 0; i < 2; i++) {
             uint64_t pte_pa = kspace_window_pte(m->ks, m->vstack + i * PAGE_SIZE);
             uint64_t pte = (t->kstack_pa + i * PAGE_SIZE) | PAE_P | PAE_RW | PAE_A | PAE_D |
                            (m->layout->kmap_global ? PAE_G : 0);
             uint64_t old = 0;
             if (boot) {
-                physmem_write64(m->pm, pte_pa, pte);
+                ptformat_write(f, m->pm, pte_pa, pte);
                 continue;
             }
+            /* A pte_t: 8 bytes under PAE, 4 under legacy paging (the
+             * low half of the little-endian value). */
             uint32_t pte_va = kspace_phys_to_virt(m->ks, pte_pa);
-            machine_kernel_read(m, pte_va, &old, 8);
+            machine_kernel_read(m, pte_va, &old, f->entry_bytes);
             if (old != pte) {
-                machine_kernel_write(m, pte_va, &pte, 8);
+                machine_kernel_write(m, pte_va, &pte, f->entry_bytes);
                 changed |= 1u << i;
             }
         }

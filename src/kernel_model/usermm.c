@@ -70,7 +70,7 @@ uint64_t um_pte_pa(UserMm *um, int task, uint32_t va, bool create, GError **err)
 uint64_t um_read_pte(UserMm *um, int task, uint32_t va)
 {
     uint64_t a = um_pte_pa(um, task, va, false, NULL);
-    return a ? physmem_read64(um->pm, a) : 0;
+    return a ? ptformat_read(um->fmt, um->pm, a) : 0;
 }
 
 /* Writes the PTE of va in every task of mm but `except` (host side: the
@@ -86,7 +86,7 @@ bool um_set_pte_others(UserMm *um, Mm *mm, int except, uint32_t va, uint64_t pte
         if (!a && pte)
             return false;
         if (a)
-            physmem_write64(um->pm, a, pte);
+            ptformat_write(um->fmt, um->pm, a, pte);
     }
     return true;
 }
@@ -143,7 +143,7 @@ static uint64_t drop_pages(UserMm *um, Mm *mm, uint32_t start, uint32_t end)
         uint64_t pte = um_read_pte(um, g_array_index(mm->tasks, int, 0), (uint32_t)va);
         um_set_pte_others(um, mm, -1, (uint32_t)va, 0, NULL);
         if (pte & PAE_P)
-            um_frame_put(um, pte & PAE_ADDR_4K);
+            um_frame_put(um, pte & um->fmt->addr_4k);
         l[(va >> 12) & 1023] = UPAGE_NONE;
         um->st.pages_mapped--;
         n++;
@@ -221,7 +221,7 @@ void usermm_exec(UserMm *um, int task)
                 if (s != UPAGE_NONE && s < UPAGE_MODEL) {
                     uint64_t a = um_pte_pa(um, task, va, false, NULL);
                     if (a)
-                        physmem_write64(um->pm, a, 0);
+                        ptformat_write(um->fmt, um->pm, a, 0);
                     dropped++;
                 }
             }
@@ -253,7 +253,7 @@ static bool copy_pages(UserMm *um, Mm *pm, Mm *cm, int parent, int child, bool *
                 continue;
             uint32_t va = (i << 22) | (j << 12);
             uint64_t pa = um_pte_pa(um, parent, va, false, NULL);
-            uint64_t pte = pa ? physmem_read64(um->pm, pa) : 0;
+            uint64_t pte = pa ? ptformat_read(um->fmt, um->pm, pa) : 0;
             if (!(pte & PAE_P))
                 continue;
             if (s == UPAGE_RW && cm != pm) {   /* private writable: COW in both */
@@ -274,11 +274,11 @@ static bool copy_pages(UserMm *um, Mm *pm, Mm *cm, int parent, int child, bool *
             uint64_t ca = um_pte_pa(um, child, va, true, err);
             if (!ca)
                 return false;
-            physmem_write64(um->pm, ca, pte);
+            ptformat_write(um->fmt, um->pm, ca, pte);
             if (cm != pm) {
                 um_set_state(cm, va, s);
-                if (pte & PAE_ADDR_4K)
-                    um_frame_get(um, pte & PAE_ADDR_4K);
+                if (pte & um->fmt->addr_4k)
+                    um_frame_get(um, pte & um->fmt->addr_4k);
             }
         }
     }
@@ -505,6 +505,7 @@ UserMm *usermm_new(Machine *m, const char *profiles, GError **err)
     um->m = m;
     um->ks = machine_kspace(m);
     um->pm = kspace_physmem(um->ks);
+    um->fmt = kspace_paging(um->ks);
     um->cost = cpu_costs(machine_cpu(m));
     um->frames = g_hash_table_new(g_direct_hash, g_direct_equal);
     if (!um_fault_init(um, profiles, err)) {

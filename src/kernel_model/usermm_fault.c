@@ -108,7 +108,8 @@ static uint32_t kmap(UserMm *um, uint64_t frame, int slot)
     if (frame < kspace_lowmem_end(um->ks))
         return kspace_phys_to_virt(um->ks, frame);
     uint64_t pte = frame | PAE_P | PAE_RW | PAE_A | PAE_D;
-    machine_kernel_write(um->m, kspace_phys_to_virt(um->ks, um->kmap_pte[slot]), &pte, 8);
+    machine_kernel_write(um->m, kspace_phys_to_virt(um->ks, um->kmap_pte[slot]), &pte,
+                         um->fmt->entry_bytes);
     mmu_invlpg(machine_mmu(um->m), um->kmap_va[slot]);
     machine_charge(um->m, um->cost->invlpg, 1);
     return um->kmap_va[slot];
@@ -156,8 +157,8 @@ static void fault_body(Machine *m, uint32_t cr2, uint32_t error_code, void *user
         return;
     }
     uint32_t pte_va = kspace_phys_to_virt(um->ks, pte_at);
-    uint64_t old;
-    machine_kernel_read(m, pte_va, &old, 8);
+    uint64_t old = 0;
+    machine_kernel_read(m, pte_va, &old, um->fmt->entry_bytes);
     uint64_t frame = 0;
     bool invlpg = false;
     switch (p->kind) {
@@ -191,7 +192,7 @@ static void fault_body(Machine *m, uint32_t cr2, uint32_t error_code, void *user
     if (p->kind != UFAULT_ANON_READ && p->kind != UFAULT_COW_REUSE)
         um_frame_get(um, frame);
     uint64_t pte = frame | PTE_USER | (p->writable ? PAE_RW | PAE_D : 0);
-    machine_kernel_write(m, pte_va, &pte, 8);
+    machine_kernel_write(m, pte_va, &pte, um->fmt->entry_bytes);
     if (invlpg) {                    /* flush_tlb_page */
         mmu_invlpg(machine_mmu(m), p->page);
         machine_charge(m, um->cost->invlpg, 1);
@@ -244,7 +245,7 @@ static bool plan_fault(UserMm *um, Mm *mm, uint32_t va, MachineTouch how, FaultP
             p->new_state = shared && rw ? UPAGE_RW : rw ? UPAGE_FCOW : UPAGE_RO;
         }
     } else if (write && (s == UPAGE_COW || s == UPAGE_FCOW || s == UPAGE_ZEROPG)) {
-        uint64_t frame = um_read_pte(um, machine_current(um->m), page) & PAE_ADDR_4K;
+        uint64_t frame = um_read_pte(um, machine_current(um->m), page) & um->fmt->addr_4k;
         p->old_frame = frame;
         p->new_state = UPAGE_RW;
         /* Only an anonymous page no other mm maps is reused (do_wp_page:

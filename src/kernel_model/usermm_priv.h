@@ -54,6 +54,7 @@ typedef struct {
 struct UserMm {
     Machine *m;
     KernelSpace *ks;
+    const PageTableFormat *fmt;      /* entry size and address field (ptformat.h) */
     PhysMem *pm;
     const CpuCosts *cost;
     FaultProfile prof[UFAULT_KINDS];

@@ -12,14 +12,15 @@ G_DEFINE_QUARK(vmsplit-image-error-quark, image_error)
 #define MAX_WORDS 4              /* directive + up to 2 operands + 1 extra */
 
 /* Control directives: name, where the value goes, and what it may be. */
-typedef enum { CTL_CR3, CTL_PG, CTL_WP, CTL_PAE, CTL_PGE, CTL_NXE, CTL_COUNT } CtlId;
+typedef enum { CTL_CR3, CTL_PG, CTL_WP, CTL_PAE, CTL_PGE, CTL_NXE, CTL_PSE, CTL_COUNT } CtlId;
 
 static const char *const ctl_names[CTL_COUNT] = {
     [CTL_CR3] = "cr3",       [CTL_PG] = "cr0.pg",   [CTL_WP] = "cr0.wp",
     [CTL_PAE] = "cr4.pae",   [CTL_PGE] = "cr4.pge", [CTL_NXE] = "efer.nxe",
+    [CTL_PSE] = "cr4.pse",
 };
 
-#define EXPECTED_DIRECTIVES "cr3, cr0.pg, cr0.wp, cr4.pae, cr4.pge, efer.nxe, q or d"
+#define EXPECTED_DIRECTIVES "cr3, cr0.pg, cr0.wp, cr4.pae, cr4.pse, cr4.pge, efer.nxe, q or d"
 #define EXPECTED_NUMBER "0x followed by at most 16 hex digits, or a decimal number below 2^64"
 
 typedef struct {
@@ -112,14 +113,15 @@ static bool control(Parser *p, CtlId id, char **w, int nw, GError **err)
         if (v > 1)
             return fail(p, err, IMAGE_ERROR_RANGE, "'%s' value %s is not a flag (expected 0 or 1)",
                         name, w[1]);
-        if ((id == CTL_PG || id == CTL_PAE) && v != 1)
+        if (id == CTL_PG && v != 1)
             return fail(p, err, IMAGE_ERROR_RANGE,
-                        "'%s 0' is not supported: vmsplit models PAE paging only (expected 1)",
+                        "'%s 0' is not supported: an image describes paging turned on "
+                        "(expected 1)",
                         name);
         bool *flag[CTL_COUNT] = {
             [CTL_PG] = &p->img->cr0_pg, [CTL_WP] = &p->img->cr0_wp,
             [CTL_PAE] = &p->img->cr4_pae, [CTL_PGE] = &p->img->cr4_pge,
-            [CTL_NXE] = &p->img->efer_nxe,
+            [CTL_NXE] = &p->img->efer_nxe, [CTL_PSE] = &p->img->cr4_pse,
         };
         *flag[id] = v != 0;
     }
@@ -246,7 +248,7 @@ bool image_parse(const char *name, const char *text, size_t len, PhysMem *pm,
     if (ok && !p.ctl_line[CTL_CR3]) {
         g_set_error(err, IMAGE_ERROR, IMAGE_ERROR_MISSING,
                     "%s: no cr3 directive (expected a line such as 'cr3 0x1000' giving the "
-                    "physical address of the PDPT)",
+                    "physical address of the PDPT, or of the page directory with 'cr4.pae 0')",
                     name);
         ok = false;
     }
@@ -267,20 +269,34 @@ bool image_load(const char *path, PhysMem *pm, MachineImage *img, GError **err)
     return image_parse(path, text, len, pm, img, err);
 }
 
+PagingMode image_paging_mode(const MachineImage *img)
+{
+    return img->cr4_pae ? PAGING_PAE : PAGING_LEGACY;
+}
+
 bool image_load_cr3(const MachineImage *img, const PhysMem *pm, PaeRegs *regs,
                     int *bad_pdpte, PaeRef refs[4])
 {
-    *regs = (PaeRegs){ .wp = img->cr0_wp, .nxe = img->efer_nxe };
+    PagingMode mode = image_paging_mode(img);
+    const PagingRules *r = paging_rules(mode);
+    *regs = (PaeRegs){ .wp = img->cr0_wp, .nxe = img->efer_nxe, .mode = mode,
+                       .pse = img->cr4_pse };
+    if (!r->top_loaded) {
+        /* 32-bit paging: CR3 names the page directory; nothing is loaded
+         * and no memory is read (SDM Vol. 3A §4.3), so nothing can fail. */
+        regs->cr3 = img->cr3;
+        return true;
+    }
     if (pae_load_cr3(regs, pm, img->cr3, refs))
         return true;
     if (bad_pdpte) {
         /* Which PDPTE made the load fail: the first present one with a
          * reserved bit (SDM Vol. 3A §4.4.1, Table 4-8). */
         *bad_pdpte = -1;
-        uint64_t base = img->cr3 & PAE_CR3_PDPT_MASK;
+        uint64_t base = img->cr3 & r->cr3_base_mask;
         for (int i = 0; i < PAE_PTRS_PER_PDPT && *bad_pdpte < 0; i++) {
             uint64_t e = physmem_read64(pm, base + 8 * (uint64_t)i);
-            if ((e & PAE_P) && (e & pae_rules.rsvd_top))
+            if ((e & PAE_P) && (e & r->rsvd_top))
                 *bad_pdpte = i;
         }
     }

@@ -3,9 +3,12 @@
  * tables), for `vmsplit walk` and for tests. The format is documented in
  * docs/image-format.md; in short, one directive per line:
  *
- *   cr3 0x1000              # PDPT base (CR3[31:5] under PAE)
+ *   cr3 0x1000              # PDPT base (CR3[31:5] under PAE), or the
+ *                           # page directory (CR3[31:12]) with cr4.pae 0
+ *   cr4.pae 0               # 32-bit paging (default 1: PAE)
+ *   cr4.pse 1               # 4 MiB pages in 32-bit paging
  *   cr0.wp 1                # supervisor write protection
- *   efer.nxe 1              # execute-disable bit honoured
+ *   efer.nxe 1              # execute-disable bit honoured (PAE only)
  *   q 0x1000 0x2001         # 64-bit store to physical memory
  *   d 0x2004 0x80000000     # 32-bit store
  *
@@ -37,11 +40,12 @@ typedef enum {
 } ImageError;
 
 /* The control state an image sets. Defaults (when a directive is absent):
- * CR0.PG=1 and CR4.PAE=1 (the only mode modelled), CR0.WP=0, CR4.PGE=0,
- * EFER.NXE=0, i.e. the state after a kernel turns PAE paging on. */
+ * CR0.PG=1 and CR4.PAE=1, CR0.WP=0, CR4.PSE=0, CR4.PGE=0, EFER.NXE=0,
+ * i.e. the state after a kernel turns PAE paging on. 'cr4.pae 0' makes it
+ * 32-bit paging (SDM Vol. 3A §4.3). */
 typedef struct {
     uint32_t cr3;
-    bool cr0_pg, cr0_wp, cr4_pae, cr4_pge, efer_nxe;
+    bool cr0_pg, cr0_wp, cr4_pae, cr4_pse, cr4_pge, efer_nxe;
     unsigned nstores;            /* q and d directives applied */
 } MachineImage;
 
@@ -54,11 +58,16 @@ bool image_load(const char *path, PhysMem *pm, MachineImage *img, GError **err);
 bool image_parse(const char *name, const char *text, size_t len, PhysMem *pm,
                  MachineImage *img, GError **err);
 
-/* MOV CR3 with the image's CR3, then set CR0.WP and EFER.NXE: fills regs
- * from img and the memory in pm. Returns false for #GP(0) (a present PDPTE
- * with reserved bits); regs then holds WP/NXE but no CR3 or PDPTEs (all
- * zero), and *bad_pdpte (if not NULL) the index of the first offending
- * PDPTE. refs, if not NULL, receives the four PDPTE reads. */
+/* The image's paging mode (CR4.PAE): its rules are paging_rules(mode). */
+PagingMode image_paging_mode(const MachineImage *img);
+
+/* MOV CR3 with the image's CR3, then set CR0.WP, CR4.PSE and EFER.NXE and
+ * the paging mode: fills regs from img and the memory in pm. Under PAE it
+ * loads the PDPTEs and returns false for #GP(0) (a present PDPTE with
+ * reserved bits); regs then holds WP/NXE but no CR3 or PDPTEs (all zero),
+ * and *bad_pdpte (if not NULL) the index of the first offending PDPTE.
+ * refs, if not NULL, receives the four PDPTE reads. In 32-bit paging it
+ * only sets CR3 (nothing is loaded, refs is not written) and succeeds. */
 bool image_load_cr3(const MachineImage *img, const PhysMem *pm, PaeRegs *regs,
                     int *bad_pdpte, PaeRef refs[4]);
 

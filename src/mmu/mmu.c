@@ -21,12 +21,29 @@ static void set_fast_masks(Mmu *m)
         m->fast_masks[cpl] = pae_fast_masks_for(&m->regs, cpl);
 }
 
-/* Without a preset: a plain 64-entry 4-way I/D pair holding both page
- * sizes, no caches (every reference costs 1 cycle). For unit tests. */
+/* The paging mode's state, from CR4 and EFER: which rules the walk reads
+ * (CR4.PAE), CR4.PSE, execute-disable in effect (EFER.NXE, under PAE
+ * only: 32-bit paging has no XD, SDM §4.3), the TLB size of a large page
+ * and the PDE cache's key; then the fast walk's masks. Called wherever
+ * CR4 or EFER is set. */
+static void set_mode(Mmu *m)
+{
+    bool pae = (m->cr4 & CR4_PAE) != 0;
+    m->regs.mode = pae ? PAGING_PAE : PAGING_LEGACY;
+    m->regs.pse = (m->cr4 & CR4_PSE) != 0;
+    m->regs.nxe = pae && (m->efer & EFER_NXE);
+    m->large_size = (uint8_t)(pae ? TLB_PAGE_2M : TLB_PAGE_4M);
+    m->pde_region_mask = pae ? ~0u : ~(uint32_t)(1u << PAE_PDE_SHIFT);
+    set_fast_masks(m);
+}
+
+/* Without a preset: a plain 64-entry 4-way I/D pair holding every page
+ * size, no caches (every reference costs 1 cycle). For unit tests. */
 static void default_tlb_config(TlbHierConfig *c)
 {
     memset(c, 0, sizeof *c);
-    TlbGeom g = { .entries = 64, .ways = 4, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
+    TlbGeom g = { .entries = 64, .ways = 4,
+                  .page_sizes = PRESET_PG_4K | PRESET_PG_2M | PRESET_PG_4M };
     c->itlb_4k = g;
     c->dtlb_4k = g;
     c->policy = "lru";
@@ -50,7 +67,7 @@ Mmu *mmu_new_full(PhysMem *pm, const Preset *preset, const TlbHierConfig *tlb,
     memset(m, 0, sizeof *m);
     m->pm = pm;
     m->hints.pd.base = m->hints.pt.base = PAE_NO_HINT;
-    set_fast_masks(m);
+    set_mode(m);
     m->tlb = tlb_hier_new_config(&cfg, seed, err);
     if (!m->tlb)
         goto fail;
@@ -147,12 +164,13 @@ static bool gp0(MmuFault *f)
     return false;
 }
 
-/* Load the PDPTE registers and cost the four reads. */
-static bool load_pdptes(Mmu *m, uint32_t cr3, MmuFault *f)
+/* Load the PDPTE registers from cr3 (with CR4 = cr4) and cost the four
+ * reads (PAE paging only). */
+static bool load_pdptes(Mmu *m, uint32_t cr3, uint32_t cr4, MmuFault *f)
 {
     PaeRef refs[4];
     PaeRegs r = m->regs;
-    uint32_t base = (m->cr4 & CR4_PCIDE) ? cr3 & ~CR3_PCID_MASK : cr3;
+    uint32_t base = (cr4 & CR4_PCIDE) ? cr3 & ~CR3_PCID_MASK : cr3;
     if (!pae_load_cr3(&r, m->pm, base, refs))
         return gp0(f);
     r.cr3 = cr3;
@@ -176,8 +194,15 @@ bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
         m->pcid = (m->cr4 & CR4_PCIDE) ? cr3 & CR3_PCID_MASK : 0;
         return true;
     }
-    if (!load_pdptes(m, cr3, f))
-        return false;
+    /* PAE loads the PDPTE registers (§4.4.1); 32-bit paging loads
+     * nothing and references no memory: CR3 names the page directory,
+     * read by each walk (§4.3). */
+    if (m->cr4 & CR4_PAE) {
+        if (!load_pdptes(m, cr3, m->cr4, f))
+            return false;
+    } else {
+        m->regs.cr3 = cr3;
+    }
     if (m->cr4 & CR4_PCIDE) {
         m->pcid = cr3 & CR3_PCID_MASK;     /* no-flush write (see mmu.h) */
         memo_clear(m);                     /* hits now mean this PCID's */
@@ -188,15 +213,17 @@ bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f)
 
 bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
 {
-    bool pg_on = (cr0 & CR0_PG) && !(m->cr0 & CR0_PG);
-    if (pg_on) {
-        /* vmsplit models PAE paging only: enabling paging without
-         * CR4.PAE would be 32-bit paging, which is not modelled. */
-        if (!(m->cr4 & CR4_PAE))
-            return gp0(f);
-        if (!load_pdptes(m, m->regs.cr3, f))
+    /* SDM Vol. 3A §2.5 (CR0.PG): "setting the PG flag when the PE flag
+     * is clear causes a general-protection exception (#GP)". */
+    if ((cr0 & CR0_PG) && !(cr0 & CR0_PE))
+        return gp0(f);
+    /* §4.4.1: if PAE paging would be in use after a MOV to CR0 that
+     * modifies CR0.CD, NW or PG, the PDPTEs are loaded from CR3 (#GP(0),
+     * nothing changed, if a present one has a reserved bit). 32-bit
+     * paging loads nothing (§4.1.2 allows PG to be set with either mode). */
+    if ((cr0 & CR0_PG) && (m->cr4 & CR4_PAE) && ((cr0 ^ m->cr0) & (CR0_PG | CR0_CD | CR0_NW)))
+        if (!load_pdptes(m, m->regs.cr3, m->cr4, f))
             return false;
-    }
     if ((cr0 ^ m->cr0) & (CR0_PG | CR0_WP))
         tlb_hier_flush_all(m->tlb);
     m->cr0 = cr0;
@@ -209,12 +236,25 @@ bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f)
 
 bool mmu_write_cr4(Mmu *m, uint32_t cr4, MmuFault *f)
 {
-    if (paging(m) && !(cr4 & CR4_PAE))
-        return gp0(f);   /* leaving PAE with paging on is #GP (SDM §2.5) */
-    if ((cr4 ^ m->cr4) & (CR4_PGE | CR4_PAE | CR4_PCIDE))
-        tlb_hier_flush_all(m->tlb);   /* §4.10.4.1 */
+    /* §4.1.2: with paging on, MOV to CR4 moves between 32-bit and PAE
+     * paging by changing CR4.PAE (only IA-32e paging refuses to clear
+     * it, and this core has none). §4.4.1: if PAE paging would be in use
+     * after a MOV to CR4 that modifies CR4.PAE, PGE or PSE, the PDPTEs are
+     * loaded from CR3 (#GP(0), nothing changed, if a present one has a
+     * reserved bit). */
+    uint32_t changed = cr4 ^ m->cr4;
+    if (paging(m) && (cr4 & CR4_PAE) && (changed & (CR4_PAE | CR4_PGE | CR4_PSE)))
+        if (!load_pdptes(m, m->regs.cr3, cr4, f))
+            return false;
+    /* §4.10.4.1: a change of CR4.PGE (or PCIDE) invalidates every TLB and
+     * paging-structure-cache entry, global ones too; a change of CR4.PAE
+     * every entry of the current PCID (here: all, as the PCID is a
+     * what-if). A change of CR4.PSE alone invalidates nothing. */
+    if (changed & (CR4_PGE | CR4_PAE | CR4_PCIDE))
+        tlb_hier_flush_all(m->tlb);
     m->cr4 = cr4;
     m->pcid = (cr4 & CR4_PCIDE) ? m->regs.cr3 & CR3_PCID_MASK : 0;
+    set_mode(m);
     memo_clear(m);
     return true;
 }
@@ -222,8 +262,7 @@ bool mmu_write_cr4(Mmu *m, uint32_t cr4, MmuFault *f)
 void mmu_write_efer(Mmu *m, uint64_t efer)
 {
     m->efer = efer;
-    m->regs.nxe = (efer & EFER_NXE) != 0;
-    set_fast_masks(m);
+    set_mode(m);
     memo_clear(m);
 }
 
@@ -313,9 +352,9 @@ static MMU_INLINE TlbEntry fast_entry(const Mmu *m, const PaeFast *w, uint32_t l
 {
     return (TlbEntry){
         .frame = w->frame,
-        .vpn = lin >> (w->large ? TLB_SHIFT_2M : TLB_SHIFT_4K),
+        .vpn = lin >> tlb_page_shift(w->large ? (TlbPageSize)m->large_size : TLB_PAGE_4K),
         .pcid = m->pcid,
-        .page_size = (uint8_t)(w->large ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .page_size = (uint8_t)(w->large ? m->large_size : TLB_PAGE_4K),
         .rw = (w->all & PAE_RW) != 0, .us = (w->all & PAE_US) != 0,
         .nx = (w->any & PAE_XD) != 0,
         .dirty = (w->leaf & PAE_D) != 0,
@@ -331,7 +370,10 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
                                      TlbEntry *e, MmuFault *f, const TlbEntry **l1)
 {
     uint64_t pde, pde_pa;
-    bool pde_cached = tlb_hier_pde_lookup(m->tlb, lin, m->pcid, &pde, &pde_pa);
+    /* The PDE cache keys by bits 31:21 (PAE's PDE); masked, a 32-bit
+     * paging PDE's 4 MiB region is one key (Mmu.pde_region_mask). */
+    uint32_t pde_key = lin & m->pde_region_mask;
+    bool pde_cached = tlb_hier_pde_lookup(m->tlb, pde_key, m->pcid, &pde, &pde_pa);
     uint64_t c = m->walk_base;
     bool pge = (m->cr4 & CR4_PGE) != 0;
     PaeFast fw;
@@ -346,7 +388,7 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
         m->fast.stats.walk_cycles += c;
         m->fast.stats.cycles += c;
         if (!fw.large && !pde_cached)
-            tlb_hier_pde_fill(m->tlb, lin, m->pcid, fw.pde, fw.pde_pa);
+            tlb_hier_pde_fill(m->tlb, pde_key, m->pcid, fw.pde, fw.pde_pa);
         *e = fast_entry(m, &fw, lin, (fw.leaf & PAE_G) && pge);
     } else {
         /* The fast walk declined, having changed nothing: the walk. */
@@ -362,7 +404,7 @@ static MMU_INLINE bool walk_and_fill(Mmu *m, uint32_t lin, Access access, int cp
             return false;
         }
         if (w.page_size == PAE_PAGE_4K && !pde_cached)
-            tlb_hier_pde_fill(m->tlb, lin, m->pcid, w.pde, w.pde_pa);
+            tlb_hier_pde_fill(m->tlb, pde_key, m->pcid, w.pde, w.pde_pa);
         tlb_entry_from_walk_inline(e, lin, &w, m->pcid, pge);
     }
     *l1 = tlb_hier_fill(m->tlb, access, cpl, e);

@@ -1,6 +1,7 @@
 /* The memory system of one simulated core: linear -> physical translation
- * through the modelled TLB hierarchy (src/tlb), the PAE walker on a miss
- * (src/mmu/pae.c), and the cache model (src/mmu/cache.c) that times every
+ * through the modelled TLB hierarchy (src/tlb), the page walker on a miss
+ * (src/mmu/pae.c: PAE paging with CR4.PAE = 1, 32-bit paging with 4 KiB
+ * and, under CR4.PSE, 4 MiB pages with CR4.PAE = 0), and the cache model (src/mmu/cache.c) that times every
  * paging-structure and data reference. This is the only interface the core
  * (src/cpu) uses to reach memory.
  *
@@ -9,11 +10,19 @@
  * plus mmu_stats()->cycles. Nothing here knows about instructions.
  *
  * Architectural control state lives here because it governs translation:
- * CR0.PG/WP, CR3 (with the PDPTE registers), CR4.PGE/PCIDE, EFER.NXE.
- * Writes to them have their SDM effects on the TLB (§4.10.4):
+ * CR0.PE/PG/WP, CR3 (with the PDPTE registers under PAE), CR4.PSE/PAE/
+ * PGE/PCIDE, EFER.NXE (no effect in 32-bit paging, which has no XD).
+ * CR4.PAE selects the paging mode while CR0.PG = 1 and may change with
+ * paging on (SDM §4.1.2). The PDPTEs are loaded (#GP(0) if a present one
+ * has a reserved bit, nothing changed) by MOV CR3 under PAE, and when PAE
+ * paging is in use after a MOV to CR0 changing PG, CD or NW or a MOV to
+ * CR4 changing PAE, PGE or PSE (§4.4.1); 32-bit paging loads nothing at
+ * MOV CR3. Setting CR0.PG with CR0.PE = 0 is #GP(0) (§2.5). Writes have
+ * their SDM effects on the TLB (§4.10.4):
  *   MOV CR3           all non-global entries of the current PCID go
  *                     (with CR4.PCIDE and bit 63 of the source: nothing goes)
  *   CR4.PGE change    everything goes, global entries too
+ *   CR4.PAE change    everything goes (the SDM: the current PCID's)
  *   CR0.PG change     everything goes
  *   INVLPG            the page's entries (any size, global too) go
  *
@@ -36,6 +45,7 @@
  *                       are charged)
  *   MOV CR3 (PAE)       the four PDPTE loads: uncached (mem_latency each)
  *                       when the preset says so, else through the caches
+ *                       (32-bit paging: nothing)
  */
 #ifndef VMSPLIT_MMU_MMU_H
 #define VMSPLIT_MMU_MMU_H
@@ -118,12 +128,13 @@ void mmu_reset_stats(Mmu *m);
  * show it. */
 void mmu_set_shortcuts(Mmu *m, bool on);
 
-/* Control registers. mmu_write_cr3 returns false with f = #GP(0) if a
- * present PDPTE has reserved bits (then nothing changes). With paging off
- * (CR0.PG=0) CR3 is only stored. */
+/* Control registers. mmu_write_cr3 returns false with f = #GP(0) if, under
+ * PAE, a present PDPTE has reserved bits (then nothing changes). With
+ * paging off (CR0.PG=0) CR3 is only stored. */
 bool mmu_write_cr3(Mmu *m, uint32_t cr3, MmuFault *f);
 uint32_t mmu_cr3(const Mmu *m);
-/* Returns false (#GP(0)) for setting PG without PAE in CR4 or bad PDPTEs. */
+/* Return false (#GP(0)) for setting PG without PE, or for bad PDPTEs when
+ * the write has PAE paging load them (above). */
 bool mmu_write_cr0(Mmu *m, uint32_t cr0, MmuFault *f);
 bool mmu_write_cr4(Mmu *m, uint32_t cr4, MmuFault *f);
 void mmu_write_efer(Mmu *m, uint64_t efer);

@@ -27,6 +27,13 @@ struct Mmu {
                                   * whose misses the only-array miss path takes
                                   * (mmu.c) */
     unsigned walk_base;          /* preset cost.page_walk_base */
+    uint8_t large_size;          /* TlbPageSize of the paging mode's large
+                                  * page (2 MiB under PAE, 4 MiB in 32-bit
+                                  * paging): set with regs.mode (mmu.c) */
+    uint32_t pde_region_mask;    /* lin masked with it keys the PDE cache,
+                                  * which keys by bits 31:21: ~0 under PAE;
+                                  * in 32-bit paging a PDE maps bits 31:22,
+                                  * so bit 21 is cleared */
     PaeHints hints;              /* the walker's frame hints (pae_priv.h) */
     const PaeFastMasks *fast_masks[4]; /* [cpl]: pae_fast_masks_for(&regs,
                                   * cpl): set wherever regs.wp or regs.nxe

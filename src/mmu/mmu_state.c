@@ -12,19 +12,54 @@ bool mmu_state_comparable(const Mmu *m)
     return tlb_state_comparable(m->tlb);
 }
 
-/* The PDE and PTE (0 when absent) that map lin, and their addresses. */
-static void paging_entries(const Mmu *m, uint32_t lin, uint64_t e[4])
+/* The entry at pa, of the mode's size. */
+static uint64_t entry_at(const PagingRules *r, const PhysMem *pm, uint64_t pa)
 {
+    return r->entry_bytes == 8 ? physmem_read64(pm, pa) : physmem_read32(pm, pa);
+}
+
+/* The PDE and PTE (0 when absent) that map lin, and their addresses, in
+ * the current paging mode (pae.h's PagingRules); *large: the PDE maps a
+ * large page. */
+static void paging_entries(const Mmu *m, uint32_t lin, uint64_t e[4], bool *large)
+{
+    const PagingRules *r = paging_rules(m->regs.mode);
     memset(e, 0, 4 * sizeof *e);
-    uint64_t pdpte = m->regs.pdpte[lin >> PAE_PDPTE_SHIFT];
-    if (!(pdpte & PAE_P))
+    *large = false;
+    uint64_t pd;
+    if (r->top_loaded) {
+        uint64_t pdpte = m->regs.pdpte[lin >> PAE_PDPTE_SHIFT];
+        if (!(pdpte & PAE_P))
+            return;
+        pd = pdpte & PAE_ADDR_4K;
+    } else {
+        pd = m->regs.cr3 & r->cr3_base_mask;
+    }
+    e[0] = paging_entry_pa(r, pd, lin, r->pde_shift);
+    e[1] = entry_at(r, m->pm, e[0]);
+    if (!(e[1] & PAE_P))
         return;
-    e[0] = (pdpte & PAE_ADDR_4K) + ((lin >> PAE_PDE_SHIFT) & (PAE_PTRS_PER_PD - 1)) * 8;
-    e[1] = physmem_read64(m->pm, e[0]);
-    if (!(e[1] & PAE_P) || (e[1] & PAE_PS))
+    if (paging_pde_large(r, e[1], m->regs.pse)) {
+        *large = true;
         return;
-    e[2] = (e[1] & PAE_ADDR_4K) + ((lin >> PAGE_SHIFT) & (PAE_PTRS_PER_PT - 1)) * 8;
-    e[3] = physmem_read64(m->pm, e[2]);
+    }
+    e[2] = paging_entry_pa(r, e[1] & PAE_ADDR_4K, lin, PAGE_SHIFT);
+    e[3] = entry_at(r, m->pm, e[2]);
+}
+
+/* The translation of lin from paging_entries' e and large. */
+static bool entries_translate(const Mmu *m, uint32_t lin, const uint64_t e[4], bool large,
+                              uint64_t *pa)
+{
+    const PagingRules *r = paging_rules(m->regs.mode);
+    if (large) {
+        *pa = paging_large_frame(r, e[1]) | (lin & (r->large_page - 1));
+        return true;
+    }
+    if (!(e[3] & PAE_P))
+        return false;
+    *pa = (e[3] & PAE_ADDR_4K) | (lin & (PAGE_SIZE - 1));
+    return true;
 }
 
 bool mmu_state_peek(const Mmu *m, uint32_t lin, uint64_t *pa)
@@ -34,15 +69,9 @@ bool mmu_state_peek(const Mmu *m, uint32_t lin, uint64_t *pa)
         return true;
     }
     uint64_t e[4];
-    paging_entries(m, lin, e);
-    if ((e[1] & (PAE_P | PAE_PS)) == (PAE_P | PAE_PS)) {
-        *pa = (e[1] & PAE_ADDR_2M) | (lin & (PAE_PAGE_2M - 1));
-        return true;
-    }
-    if (!(e[3] & PAE_P))
-        return false;
-    *pa = (e[3] & PAE_ADDR_4K) | (lin & (PAGE_SIZE - 1));
-    return true;
+    bool large;
+    paging_entries(m, lin, e, &large);
+    return entries_translate(m, lin, e, large, pa);
 }
 
 bool mmu_state_peek_cached(const Mmu *m, uint32_t lin, MmuPeekCache *pc, uint64_t *pa)
@@ -76,7 +105,8 @@ static void append_paging(const Mmu *m, const MmuRange *ranges, size_t nranges,
         g_assert(hi > ranges[i].lo);
         for (uint64_t p = ranges[i].lo & ~(uint64_t)(PAGE_SIZE - 1); p < hi; p += PAGE_SIZE) {
             uint64_t e[4];
-            paging_entries(m, (uint32_t)p, e);
+            bool large;
+            paging_entries(m, (uint32_t)p, e, &large);
             g_byte_array_append(out, (const guint8 *)e, sizeof e);
         }
     }
@@ -136,15 +166,15 @@ static void cache_spans(const Mmu *m, const MmuRange *ranges, size_t nranges, Sp
                 spans_add(l, 2, p, PAGE_SIZE);
                 continue;
             }
-            uint64_t e[4];
-            paging_entries(m, (uint32_t)p, e);
-            spans_add(l, 0, e[0], 8);
-            spans_add(l, 1, e[2], e[2] ? 8 : 0);
+            uint64_t e[4], pa;
+            bool large;
+            unsigned bytes = paging_rules(m->regs.mode)->entry_bytes;
+            paging_entries(m, (uint32_t)p, e, &large);
+            spans_add(l, 0, e[0], bytes);
+            spans_add(l, 1, e[2], e[2] ? bytes : 0);
             /* mmu_state_peek's translation, from the same entries. */
-            if ((e[1] & (PAE_P | PAE_PS)) == (PAE_P | PAE_PS))
-                spans_add(l, 2, (e[1] & PAE_ADDR_2M) | (p & (PAE_PAGE_2M - 1)), PAGE_SIZE);
-            else if (e[3] & PAE_P)
-                spans_add(l, 2, e[3] & PAE_ADDR_4K, PAGE_SIZE);
+            if (entries_translate(m, (uint32_t)p, e, large, &pa))
+                spans_add(l, 2, pa, PAGE_SIZE);
         }
     }
 }

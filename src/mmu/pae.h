@@ -1,7 +1,12 @@
-/* The PAE page walker: Intel SDM Vol. 3A §4.4 (PAE paging), §4.6 (access
- * rights), §4.7 (page-fault exceptions), §4.8 (accessed and dirty flags).
+/* The page walker of both 32-bit paging modes: Intel SDM Vol. 3A §4.3
+ * (32-bit paging, CR4.PAE = 0), §4.4 (PAE paging), §4.6 (access rights),
+ * §4.7 (page-fault exceptions), §4.8 (accessed and dirty flags). The
+ * modes differ only in the data of their PagingRules (below); one walk
+ * reads the mode's table.
  *
- * A linear address splits 2:9:9:12 (or 2:9:21 for a 2 MiB page):
+ * 32-bit paging splits a linear address 10:10:12 (10:22 for a 4 MiB page
+ * with CR4.PSE), and CR3 names the page directory. Under PAE it splits
+ * 2:9:9:12 (or 2:9:21 for a 2 MiB page):
  *
  *   31 30 29        21 20        12 11          0
  *  +-----+-----------+------------+-------------+
@@ -75,15 +80,54 @@ typedef enum {
     ACCESS_EXEC = 2,             /* instruction fetch */
 } Access;
 
-/* The rules of a paging mode that differ between modes, as data: the
- * reserved bits of each level (SDM §4.4.2, Tables 4-8 to 4-11 for PAE).
- * Every check of a reserved bit (the walk, the CR3 load, the fast walk's
- * masks, the machine-image loader, `vmsplit walk`'s explanation) reads it
- * from here through paging_reserved_bits. A second mode (32-bit paging,
- * issue 16) is a second table: no reserved bit below 4 GiB, PSE-36's
- * bits of a 4 MiB PDE, no XD, no top level loaded at MOV CR3. */
+/* 32-bit paging (CR4.PAE = 0), SDM §4.3, Tables 4-4 to 4-6: 10:10:12, or
+ * 10:22 for a 4 MiB page (CR4.PSE = 1 and PDE.PS = 1); 4-byte entries;
+ * CR3[31:12] is the page directory. A 4 MiB PDE holds address bits 31:22
+ * in its bits 31:22 and, with PSE-36 (MAXPHYADDR = 36 here), bits 35:32
+ * in its bits 16:13; bit 21 and bits 20:17 (above MAXPHYADDR) are
+ * reserved. A 4 KiB PDE or PTE has no reserved bit. */
+#define LEG_PDE_SHIFT 22
+#define LEG_PTRS_PER_PD 1024
+#define LEG_PTRS_PER_PT 1024
+#define LEG_PAGE_4M (1u << 22)
+#define LEG_ADDR_4M 0x00000000FFC00000ULL   /* PDE bits 31:22 */
+#define LEG_PSE36_BITS 0x000000000001E000ULL /* PDE bits 16:13: address 35:32 */
+#define LEG_PSE36_SHIFT 19                  /* 13 + 19 = 32 */
+#define LEG_RSVD_PDE4M 0x00000000003E0000ULL /* bits 21 and 20:17 (MAXPHYADDR 36) */
+#define LEG_CR3_PD_MASK 0xFFFFF000u         /* CR3[31:12], Table 4-3 */
+
+/* The paging mode, selected by CR4.PAE while CR0.PG = 1 (SDM §4.1.1).
+ * PAE is 0 so that a zeroed PaeRegs is PAE paging, as before 32-bit
+ * paging was modelled. */
+typedef enum { PAGING_PAE = 0, PAGING_LEGACY = 1 } PagingMode;
+#define PAGING_NMODES 2
+
+/* The rules of a paging mode, as data: its structure (levels, entry size,
+ * index bits, large page, whether a top level is loaded at MOV CR3) and
+ * its reserved bits per level (SDM §4.3 Tables 4-4 to 4-6 for 32-bit
+ * paging, §4.4.2 Tables 4-8 to 4-11 for PAE). The one walk and the one
+ * fast walk (pae.c, pae_priv.h) read the mode's table; so do the CR3 load,
+ * the fast walk's masks, the machine-image loader and `vmsplit walk`'s
+ * explanation (every check of a reserved bit goes through
+ * paging_reserved_bits). The walker's types keep their Pae prefix (PaeRegs,
+ * PaeWalk, pae_walk ...): they were named when PAE was the only mode, a
+ * dozen modules use them, and they now serve both modes through this
+ * table. */
 typedef struct {
     const char *name;
+    PagingMode mode;
+    bool top_loaded;             /* MOV CR3 loads a top level into registers
+                                  * (PAE: the four PDPTEs); else CR3 names
+                                  * the page directory itself */
+    unsigned entry_bytes;        /* size of a PDE/PTE: 8 (PAE) or 4 */
+    unsigned pde_shift;          /* linear bits below a PDE's index: 21 or 22 */
+    unsigned index_bits;         /* bits of a PDE (and PTE) index: 9 or 10 */
+    uint32_t cr3_base_mask;      /* the top level's base in CR3 */
+    bool ps_needs_pse;           /* PDE.PS maps a large page only with CR4.PSE
+                                  * (32-bit paging); PAE honours it always */
+    uint32_t large_page;         /* bytes of a large page */
+    uint64_t addr_large;         /* a large PDE's address bits (low part) */
+    uint64_t addr_large_high;    /* PSE-36: PDE bits giving address bits 35:32 */
     uint64_t rsvd_top;           /* a present top-level entry loaded at MOV
                                   * CR3 (PAE: a PDPTE; #GP(0) if set), or 0 */
     uint64_t rsvd;               /* every present PDE and PTE */
@@ -94,11 +138,45 @@ typedef struct {
 
 static const PagingRules pae_rules = {
     .name = "PAE",
+    .mode = PAGING_PAE,
+    .top_loaded = true,
+    .entry_bytes = 8,
+    .pde_shift = PAE_PDE_SHIFT,
+    .index_bits = 9,
+    .cr3_base_mask = PAE_CR3_PDPT_MASK,
+    .ps_needs_pse = false,
+    .large_page = PAE_PAGE_2M,
+    .addr_large = PAE_ADDR_2M,
+    .addr_large_high = 0,
     .rsvd_top = PAE_RSVD_PDPTE,
     .rsvd = PAE_RSVD_HIGH,
     .rsvd_large = PAE_RSVD_PDE2M,
     .xd = PAE_XD,
 };
+
+static const PagingRules legacy_rules = {
+    .name = "32-bit",
+    .mode = PAGING_LEGACY,
+    .top_loaded = false,
+    .entry_bytes = 4,
+    .pde_shift = LEG_PDE_SHIFT,
+    .index_bits = 10,
+    .cr3_base_mask = LEG_CR3_PD_MASK,
+    .ps_needs_pse = true,
+    .large_page = LEG_PAGE_4M,
+    .addr_large = LEG_ADDR_4M,
+    .addr_large_high = LEG_PSE36_BITS,
+    .rsvd_top = 0,
+    .rsvd = 0,
+    .rsvd_large = LEG_RSVD_PDE4M,
+    .xd = 0,
+};
+
+/* The rules of mode m. */
+static inline __attribute__((always_inline)) const PagingRules *paging_rules(PagingMode m)
+{
+    return m == PAGING_LEGACY ? &legacy_rules : &pae_rules;
+}
 
 /* The reserved bits of a present PDE (large: mapping a large page) or
  * PTE under rules r with EFER.NXE = nxe. */
@@ -107,12 +185,39 @@ static inline uint64_t paging_reserved_bits(const PagingRules *r, bool large, bo
     return r->rsvd | (nxe ? 0 : r->xd) | (large ? r->rsvd_large : 0);
 }
 
+/* Whether a present PDE maps a large page under rules r with CR4.PSE =
+ * pse (32-bit paging ignores PS without PSE: the PDE references a page
+ * table). */
+static inline __attribute__((always_inline)) bool paging_pde_large(const PagingRules *r,
+                                                                  uint64_t pde, bool pse)
+{
+    return (pde & PAE_PS) && (!r->ps_needs_pse || pse);
+}
+
+/* The physical base of the large page a PDE maps under rules r. */
+static inline __attribute__((always_inline)) uint64_t paging_large_frame(const PagingRules *r,
+                                                                        uint64_t pde)
+{
+    return (pde & r->addr_large) | ((pde & r->addr_large_high) << LEG_PSE36_SHIFT);
+}
+
+/* Where the entry of index bits at shift lies in the table at base. */
+static inline __attribute__((always_inline)) uint64_t paging_entry_pa(const PagingRules *r,
+                                                                     uint64_t base, uint32_t lin,
+                                                                     unsigned shift)
+{
+    return base + (uint64_t)r->entry_bytes * ((lin >> shift) & ((1u << r->index_bits) - 1));
+}
+
 /* The paging-related control state the walker needs. */
 typedef struct {
     uint32_t cr3;
-    uint64_t pdpte[PAE_PTRS_PER_PDPT]; /* PDPTE registers (loaded by pae_load_cr3) */
+    uint64_t pdpte[PAE_PTRS_PER_PDPT]; /* PDPTE registers (loaded by pae_load_cr3);
+                                        * unused in 32-bit paging */
     bool wp;                           /* CR0.WP */
-    bool nxe;                          /* EFER.NXE */
+    bool nxe;                          /* EFER.NXE (no effect in 32-bit paging) */
+    PagingMode mode;                   /* CR4.PAE: which rules the walk reads */
+    bool pse;                          /* CR4.PSE (32-bit paging's 4 MiB pages) */
 } PaeRegs;
 
 /* One physical memory reference made by the walker. */
@@ -144,7 +249,8 @@ typedef struct {
     /* Translation (valid when !fault). */
     uint64_t paddr;
     uint64_t frame;              /* physical base of the page */
-    uint32_t page_size;          /* PAE_PAGE_4K or PAE_PAGE_2M */
+    uint32_t page_size;          /* PAE_PAGE_4K, or the mode's large page
+                                  * (PAE_PAGE_2M, LEG_PAGE_4M) */
     bool rw, us, nx;             /* rights combined over PDE and PTE */
     bool global;                 /* G bit of the leaf */
     bool dirty;                  /* D bit of the leaf after the walk */
@@ -159,13 +265,15 @@ typedef struct {
     PaeRef refs[PAE_MAX_REFS];
 } PaeWalk;
 
-/* MOV CR3 under PAE: load the four PDPTEs from CR3[31:5]. Returns false
+/* MOV CR3 under PAE: load the four PDPTEs from CR3[31:5] (32-bit paging
+ * loads nothing at MOV CR3: the caller only stores CR3 and sets mode). Returns false
  * (#GP(0)) if a present PDPTE has a reserved bit set; regs is then left
  * unchanged, as the SDM requires. refs, if not NULL, receives the four
  * 8-byte reads (the caller costs them; older parts do them uncached). */
 bool pae_load_cr3(PaeRegs *regs, const PhysMem *pm, uint32_t cr3, PaeRef refs[4]);
 
-/* Translate lin for an access at cpl (0..3; 3 is user). On success sets the
+/* Translate lin for an access at cpl (0..3; 3 is user) under the rules of
+ * regs->mode. On success sets the
  * A bits (and D on a write) in memory and fills out. A not-present or
  * reserved-bit fault changes no memory; a protection fault of a 4 KiB walk
  * sets the PDE's A bit (SDM §6.15 footnote), nothing else. Returns
@@ -194,7 +302,8 @@ static inline bool paging_rights_ok(bool rw, bool us, bool nx, Access access, in
 }
 
 /* The #PF error code's access bits for an access at cpl (§4.7): W, U, and
- * I/D for a fetch with NXE = 1. */
+ * I/D for a fetch with NXE = 1 (pass nxe = false in 32-bit paging, which
+ * has no execute-disable: I/D is never set there). */
 static inline uint32_t paging_fault_code(Access access, int cpl, bool nxe)
 {
     uint32_t ec = 0;
@@ -221,8 +330,11 @@ static inline uint32_t paging_rights_fault(bool rw, bool us, bool nx, Access acc
 uint32_t pae_check_rights(bool rw, bool us, bool nx, Access access, int cpl,
                           bool wp, bool nxe);
 
-/* Human-readable decoding of an entry's flags ("P RW US A D PS G XD ..."),
- * into buf; returns buf. */
+/* Human-readable decoding of an entry's flags ("P RW US A D PS G XD ...")
+ * and the address it holds, under rules r with CR4.PSE = pse, into buf;
+ * returns buf. pae_describe_entry: the same under PAE. */
+const char *paging_describe_entry(const PagingRules *r, PaeLevelId level, uint64_t entry,
+                                  bool pse, char *buf, size_t len);
 const char *pae_describe_entry(PaeLevelId level, uint64_t entry, char *buf, size_t len);
 
 #endif

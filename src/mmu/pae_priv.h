@@ -36,11 +36,12 @@ typedef struct {
     uint64_t pad;                /* a power-of-two stride: cheaper indexing */
 } PaeFastMasks;
 
-/* need, need_leaf and bad for each access (a), user or not (u), CR0.WP
- * (w) and EFER.NXE (x), at index a << 3 | u << 2 | w << 1 | x: derived
- * from paging_rights_ok and pae_rules (pae.h) when the program starts
- * (pae.c), as the comment above says they follow from them. */
-extern PaeFastMasks pae_fast_masks[3 * 8];
+/* need, need_leaf and bad for each paging mode, access (a), user or not
+ * (u), CR0.WP (w) and EFER.NXE (x), at [mode][a << 3 | u << 2 | w << 1 |
+ * x]: derived from paging_rights_ok and the mode's PagingRules (pae.h)
+ * when the program starts (pae.c), as the comment above says they follow
+ * from them. */
+extern PaeFastMasks pae_fast_masks[PAGING_NMODES][3 * 8];
 
 /* What the fast path found, and nothing more: the MMU's miss path builds
  * its TLB entry and times the two reads from this without a PaeWalk
@@ -53,7 +54,8 @@ typedef struct {
     uint64_t all;                /* the entries used ANDed: R/W, U/S at every level */
     uint64_t any;                /* ... ORed: XD at any level */
     uint64_t leaf;               /* the leaf: G, D */
-    bool large;                  /* a 2 MiB page: the PDE is the leaf */
+    bool large;                  /* a large page (the mode's: 2 or 4 MiB):
+                                  * the PDE is the leaf */
 } PaeFast;
 
 /* The host frames of the last page directory and page table a walk
@@ -104,43 +106,48 @@ pae_frame_hinted(PaeFrameHint *h, const PhysMem *pm, uint64_t key, uint64_t base
  * registers for each CPL (Mmu.fast_masks), set wherever WP or NXE is. */
 static inline const PaeFastMasks *pae_fast_masks_for(const PaeRegs *regs, int cpl)
 {
-    return &pae_fast_masks[(unsigned)(cpl == 3) << 2 | (unsigned)regs->wp << 1 |
-                           (unsigned)regs->nxe];
+    return &pae_fast_masks[regs->mode][(unsigned)(cpl == 3) << 2 | (unsigned)regs->wp << 1 |
+                                       (unsigned)regs->nxe];
 }
 
-/* The fast walk into a PaeFast: true under the conditions above, having
- * changed nothing either way (out is only written on success). hints:
- * the MMU's frame hints, or NULL; masks: pae_fast_masks_for(regs, cpl),
- * or NULL to work it out. */
+/* The fast walk into a PaeFast under rules r (a constant in each of
+ * pae_walk_fast's two calls, so that each mode's copy has its sizes and
+ * masks folded in): true under the conditions above, having changed
+ * nothing either way (out is only written on success). hints: the MMU's
+ * frame hints, or NULL; masks: pae_fast_masks_for(regs, cpl), or NULL to
+ * work it out. Under 32-bit paging the page directory's hint is keyed by
+ * CR3's base with the P bit added: the same key a PAE PDPTE naming that
+ * frame would have, and the same frame. */
 static inline __attribute__((always_inline)) bool
-pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
-                     const PaeFastMasks *masks, uint32_t lin, Access access, int cpl,
-                     PaeFast *out)
+paging_walk_fast(const PagingRules *r, const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
+                 const PaeFastMasks *masks, uint32_t lin, Access access, int cpl, PaeFast *out)
 {
-    uint64_t pdpte = regs->pdpte[lin >> PAE_PDPTE_SHIFT];
-    uint64_t pd = pdpte & PAE_ADDR_4K;
+    uint64_t top = r->top_loaded ? regs->pdpte[lin >> PAE_PDPTE_SHIFT]
+                                 : (uint64_t)(regs->cr3 & r->cr3_base_mask) | PAE_P;
+    uint64_t pd = top & PAE_ADDR_4K;
     const uint8_t *pdf;
-    if (hints && pdpte == hints->pd.base) {
-        pdf = pae_frame_hinted(&hints->pd, pm, pdpte, pd);   /* present */
+    if (hints && top == hints->pd.base) {
+        pdf = pae_frame_hinted(&hints->pd, pm, top, pd);   /* present */
     } else {
-        if (!(pdpte & PAE_P))
+        if (!(top & PAE_P))
             return false;
-        pdf = pae_frame_hinted(hints ? &hints->pd : NULL, pm, pdpte, pd);
+        pdf = pae_frame_hinted(hints ? &hints->pd : NULL, pm, top, pd);
         if (!pdf)
             return false;
     }
-    unsigned pde_off = (lin >> (PAE_PDE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
-    uint64_t pde;
-    memcpy(&pde, pdf + pde_off, 8);
+    unsigned pde_off = (unsigned)(paging_entry_pa(r, 0, lin, r->pde_shift));
+    uint64_t pde = 0;
+    memcpy(&pde, pdf + pde_off, r->entry_bytes);
 
     if (!masks)
         masks = pae_fast_masks_for(regs, cpl);
     const PaeFastMasks *fm = masks + ((unsigned)access << 3);
-    if (__builtin_expect((pde & PAE_PS) != 0, 0)) {
-        /* A 2 MiB page: the PDE is the leaf. */
-        if ((~pde & fm->need_leaf) | (pde & (fm->bad | pae_rules.rsvd_large)))
+    if (__builtin_expect(paging_pde_large(r, pde, regs->pse), 0)) {
+        /* A large page: the PDE is the leaf. */
+        if ((~pde & fm->need_leaf) | (pde & (fm->bad | r->rsvd_large)))
             return false;
-        *out = (PaeFast){ .pde_pa = pd + pde_off, .pde = pde, .frame = pde & PAE_ADDR_2M,
+        *out = (PaeFast){ .pde_pa = pd + pde_off, .pde = pde,
+                          .frame = paging_large_frame(r, pde),
                           .all = pde, .any = pde, .leaf = pde, .large = true };
         return true;
     }
@@ -155,15 +162,26 @@ pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints,
         if (!ptf)
             return false;
     }
-    unsigned pte_off = (lin >> (PAGE_SHIFT - 3)) & (PAE_PAGE_4K - 8);
-    uint64_t pte;
-    memcpy(&pte, ptf + pte_off, 8);
+    unsigned pte_off = (unsigned)(paging_entry_pa(r, 0, lin, PAGE_SHIFT));
+    uint64_t pte = 0;
+    memcpy(&pte, ptf + pte_off, r->entry_bytes);
     if ((~pte & fm->need_leaf) | (pte & fm->bad))
         return false;
     *out = (PaeFast){ .pde_pa = pd + pde_off, .pte_pa = pt + pte_off, .pde = pde,
                       .frame = pte & PAE_ADDR_4K, .all = pde & pte, .any = pde | pte,
                       .leaf = pte, .large = false };
     return true;
+}
+
+/* The fast walk under the rules of regs->mode (the walker's second entry
+ * point, pae.h's first). */
+static inline __attribute__((always_inline)) bool
+pae_walk_fast(const PaeRegs *regs, const PhysMem *pm, PaeHints *hints, const PaeFastMasks *masks,
+              uint32_t lin, Access access, int cpl, PaeFast *out)
+{
+    if (__builtin_expect(regs->mode == PAGING_LEGACY, 0))
+        return paging_walk_fast(&legacy_rules, regs, pm, hints, masks, lin, access, cpl, out);
+    return paging_walk_fast(&pae_rules, regs, pm, hints, masks, lin, access, cpl, out);
 }
 
 #endif

@@ -484,7 +484,7 @@ static LowmemState *lowmem_for(const ReplayConfig *cfg, ReplayTotals *t, GError 
     LowmemParams lp = { 0 };
     lp.struct_page_bytes = cfg->struct_page ? cfg->struct_page : 40;
     if (!lowmem_map_default(&map, cfg->ram, err) ||
-        !lowmem_compute(layout_mem_find(cfg->layout->name), &map, &lp, &rep, err))
+        !lowmem_compute(&cfg->layout->mem, &map, &lp, &rep, err))
         return NULL;
     t->lowmem_start_free = rep.lowmem_left_bytes > 0 ? (uint64_t)rep.lowmem_left_bytes : 0;
     return lowmem_state_new_for(&rep);

@@ -115,7 +115,9 @@ static bool run_workloads(Claim *c, GError **err)
         Workload *w = g_ptr_array_index(c->wl, i);
         for (int l = 0; l < 2; l++) {
             ReplayJob *j = &jobs[2 * i + l];
-            j->cfg = (ReplayConfig){ .preset = c->p4, .layout = layout_find(l ? "4g4g" : "3g1g"),
+            j->cfg = (ReplayConfig){ .preset = c->p4,
+                                     .layout = layout_with_paging(layout_find(l ? "4g4g" : "3g1g"),
+                                                                  (PagingMode)c->cfg->paging),
                                      .ram = 4 * GiB };
             j->trace = w->trace;
         }
@@ -221,7 +223,9 @@ static bool latency_csv(Claim *c, FILE *csv, GError **err)
     bool ok = true;
     for (size_t i = 0; ok && i < G_N_ELEMENTS(calls); i++)
         for (int l = 0; ok && l < 2; l++) {
-            MachineConfig mc = { .preset = c->p4, .layout = layout_find(l ? "4g4g" : "3g1g"),
+            MachineConfig mc = { .preset = c->p4,
+                                 .layout = layout_with_paging(layout_find(l ? "4g4g" : "3g1g"),
+                                                              (PagingMode)c->cfg->paging),
                                  .ram = 4 * GiB };
             const SyscallProfile *p = profiles_find(t, calls[i].name, NULL);
             SyscallCall call = { .profile = p, .bytes_in = calls[i].in ? calls[i].in : (p->copy_in == COPY_ARG ? 0 : p->copy_in),
@@ -295,8 +299,11 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
     g_mkdir_with_parents(c.tracedir, 0755);
     if (!(c.p4 = preset_load("p4-northwood", err)) || !(c.skylake = preset_load("skylake", err)))
         goto out;
-    fprintf(out, "vmsplit claim%s: the 2003 seeds' figures against the model\n\n",
-            cfg->quick ? " --quick (a reduced set)" : "");
+    fprintf(out, "vmsplit claim%s%s: the 2003 seeds' figures against the model\n\n",
+            cfg->quick ? " --quick (a reduced set)" : "",
+            cfg->paging == PAGING_LEGACY ? " --paging legacy (the workloads, the statements "
+                                           "drawn from them and the per-syscall plot on "
+                                           "non-PAE page tables)" : "");
     c.json = json_builder_new();
     json_builder_begin_object(c.json);
     json_builder_set_member_name(c.json, "quick");
@@ -307,6 +314,8 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
     json_builder_add_double_value(c.json, c.p4->clock_mhz);
     json_builder_set_member_name(c.json, "uncertainty_points");
     json_builder_add_int_value(c.json, cfg->uncertainty);
+    json_builder_set_member_name(c.json, "paging");
+    json_builder_add_string_value(c.json, ptformat_get((PagingMode)cfg->paging)->name);
     if (!run_workloads(&c, err) || !(f = open_csv(&c, "overhead.csv", err)))
         goto out;
     json_builder_set_member_name(c.json, "workloads");

@@ -34,6 +34,10 @@ typedef struct {
     bool plots;                  /* run gnuplot (false: CSVs only) */
     int jobs;                    /* replays in parallel */
     int uncertainty;             /* points of the uncertainty design; 0: none */
+    int paging;                  /* PagingMode (kernel_model/ptformat.h) of section 1's
+                                  * replays (and the statements drawn from them: typical,
+                                  * micro) and the per-syscall plot; 0: PAE. The other
+                                  * statements keep the modes they name */
 } ClaimConfig;
 
 /* A statement's verdict under its rule (src/report/claim_statements.c

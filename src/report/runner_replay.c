@@ -99,6 +99,15 @@ static bool check_ram(const char *value, GError **err)
     return true;
 }
 
+static bool check_paging(const char *value, GError **err)
+{
+    if (ptformat_find(value))
+        return true;
+    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE, "unknown paging mode '%s' (expected %s)",
+                value, ptformat_names());
+    return false;
+}
+
 static bool check_count(const char *value, GError **err)
 {
     if (g_ascii_strtoull(value, NULL, 10) == 0) {
@@ -132,8 +141,12 @@ static const SweepParam params[] = {
     {"rate", "rate", SWEEP_PARAM_UINT, 0, "0",
      "gen: target syscalls per simulated second, reached under 3g1g on the point's "
      "CPU and entry (0: the generator's default user work; ignored for trace files)", NULL},
+    {"paging", "paging", SWEEP_PARAM_NAME, 0, "pae",
+     "page tables of the layout and its 3g1g baseline: pae or legacy (4 GiB of RAM at most)",
+     check_paging},
 };
-enum { P_WORKLOAD, P_CPU, P_LAYOUT, P_ENTRY, P_RAM, P_DENT, P_IENT, P_COUNT, P_SEED, P_RATE };
+enum { P_WORKLOAD, P_CPU, P_LAYOUT, P_ENTRY, P_RAM, P_DENT, P_IENT, P_COUNT, P_SEED, P_RATE,
+       P_PAGING };
 
 /* Figures of the layout's replay unless the name says base_ (the 3g1g
  * replay of the same workload). */
@@ -249,8 +262,16 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
 {
     (void)ctx;
     const Layout *l = layout_lookup(pt->values[P_LAYOUT], err);
-    const Layout *base = layout_find(BASELINE_LAYOUT);
-    g_assert(base);
+    const PageTableFormat *f = ptformat_find(pt->values[P_PAGING]);
+    const Layout *base = layout_with_paging(layout_find(BASELINE_LAYOUT), f->mode);
+    if (l && (num(pt, P_RAM) << 20) > f->phys_limit) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "installed RAM %s MiB is more than %s (%s) paging addresses (%.0f GiB): "
+                    "lower --ram or use --paging pae", pt->values[P_RAM], f->name, f->title,
+                    f->phys_limit / 1073741824.0);
+        return false;
+    }
+    l = l ? layout_with_paging(l, f->mode) : NULL;
     Preset *p = l ? preset_load(pt->values[P_CPU], err) : NULL;
     if (!p)
         return false;

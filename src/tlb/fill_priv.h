@@ -67,18 +67,16 @@ TLB_HOT void fill_count(Tlb *t, Access access, int cpl, unsigned ev, uint64_t *a
 TLB_HOT const TlbEntry *fill_place(Tlb *t, const TlbEntry *e, uint64_t key, unsigned set,
                                    unsigned slot, bool evicted)
 {
-    bool large = e->page_size != t->sizes[0];
     t->sgen[slot]++;
     if (!evicted) {
-        t->nlarge += large;
+        count_size(t, e->page_size, 1);
         t->nvalid++;
         t->vbits[slot / 64] |= 1ULL << (slot % 64);
         t->set_valid[set]++;
     } else if (t->ent[slot].page_size != e->page_size) {
-        /* A victim of the new entry's size leaves nlarge alone. Else the
-         * array holds two sizes and exactly one of the two entries is of
-         * the second: +1 if the new one is, -1 if the victim was. */
-        t->nlarge += large ? 1 : -1;
+        /* A victim of the new entry's size leaves the counts alone. */
+        count_size(t, t->ent[slot].page_size, -1);
+        count_size(t, e->page_size, 1);
     }
     t->ent[slot] = *e;
     t->tag[slot] = (Tag){ key, e->global ? MASK_GLOBAL : MASK_FULL };
@@ -163,8 +161,8 @@ TLB_HOT unsigned tlb_fill_fresh_lru1_slot(Tlb *t, uint32_t vpn, Access access, i
     unsigned slot = lru_victim_of(t->lru, 0, &t->lru->one);
     index_unlink(t, slot);
     t->sgen[slot]++;
-    /* A 4 KiB entry over a victim of the second size: one fewer of it. */
-    t->nlarge -= t->ent[slot].page_size != TLB_PAGE_4K;
+    /* A 4 KiB entry over a victim of a later size: one fewer of it. */
+    count_size(t, t->ent[slot].page_size, -1);
     /* The key read where it is used, not held across the victim's
      * search (nothing before reads or writes t->missed). */
     t->tag[slot] = (Tag){ t->missed, MASK_FULL };

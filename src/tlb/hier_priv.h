@@ -25,7 +25,7 @@ enum { SIDE_DATA = 0, SIDE_INSN = 1 };
 
 typedef struct {
     Tlb *small;                  /* 4 KiB pages (and 2 MiB when shared) */
-    Tlb *large;                  /* separate 2 MiB array, or NULL */
+    Tlb *large;                  /* separate large-page array, or NULL */
     Tlb *for_size[TLB_NPAGESIZES]; /* first-level array per page size, or NULL */
     Tlb *stlb_for_size[TLB_NPAGESIZES]; /* the STLB if it backs this side
                                   * and holds the size, else NULL */
@@ -116,10 +116,12 @@ TLB_HOT void tlb_entry_from_walk_inline(TlbEntry *e, uint32_t lin, const PaeWalk
                                         uint16_t pcid, bool pge)
 {
     g_assert(!w->fault);
-    bool big = w->page_size == PAE_PAGE_2M;
+    TlbPageSize z = w->page_size == PAE_PAGE_2M   ? TLB_PAGE_2M
+                    : w->page_size == LEG_PAGE_4M ? TLB_PAGE_4M
+                                                  : TLB_PAGE_4K;
     *e = (TlbEntry){
-        .vpn = lin >> (big ? TLB_SHIFT_2M : TLB_SHIFT_4K),
-        .page_size = (uint8_t)(big ? TLB_PAGE_2M : TLB_PAGE_4K),
+        .vpn = lin >> tlb_page_shift(z),
+        .page_size = (uint8_t)z,
         .pcid = pcid,
         .frame = w->frame,
         .rw = w->rw, .us = w->us, .nx = w->nx,

@@ -55,10 +55,15 @@ static void side_wire(Side *sd)
 {
     if (sd->small && tlb_holds(sd->small, TLB_PAGE_4K))
         sd->for_size[TLB_PAGE_4K] = sd->small;
-    if (sd->large)
-        sd->for_size[TLB_PAGE_2M] = sd->large;
-    else if (sd->small && tlb_holds(sd->small, TLB_PAGE_2M))
-        sd->for_size[TLB_PAGE_2M] = sd->small;
+    /* Each large size goes to the separate large array if it holds it,
+     * else to the 4 KiB array if that does (the P4's), else nowhere (not
+     * cached: tlb.h). */
+    for (unsigned z = TLB_PAGE_2M; z <= TLB_PAGE_4M; z++) {
+        if (sd->large && tlb_holds(sd->large, (TlbPageSize)z))
+            sd->for_size[z] = sd->large;
+        else if (sd->small && tlb_holds(sd->small, (TlbPageSize)z))
+            sd->for_size[z] = sd->small;
+    }
 }
 
 TlbHierarchy *tlb_hier_new_config(const TlbHierConfig *c, uint64_t seed,

@@ -7,7 +7,9 @@
  *
  *  - Each side (ITLB for ACCESS_EXEC, DTLB otherwise) has a 4 KiB array and
  *    a separate large-page array, or, when the preset's *_large.entries is
- *    0, one array whose page_sizes include 2M (or 4M) holds both.
+ *    0, one array whose page_sizes include 2M and/or 4M holds all. A large
+ *    page goes to the side's array listing its size (2M: PAE, 4M: 32-bit
+ *    paging), the large array first; with none it is not cached (tlb.h).
  *  - The second-level TLB (stlb.entries > 0) is looked up after a
  *    first-level miss (of the DTLB only, with stlb_data_only); a hit costs
  *    stlb.hit_latency cycles and refills the first-level array. It is

@@ -65,8 +65,10 @@ Tlb *tlb_new(const char *name, const TlbGeom *geom, const TlbPolicy *policy,
     t->set_mask = sets - 1;
     if (geom->page_sizes & PRESET_PG_4K)
         t->sizes[t->nsizes++] = TLB_PAGE_4K;
-    if (geom->page_sizes & (PRESET_PG_2M | PRESET_PG_4M))
+    if (geom->page_sizes & PRESET_PG_2M)
         t->sizes[t->nsizes++] = TLB_PAGE_2M;
+    if (geom->page_sizes & PRESET_PG_4M)
+        t->sizes[t->nsizes++] = TLB_PAGE_4M;
     for (unsigned i = 0; i < t->nsizes; i++) {
         t->shifts[i] = (uint8_t)tlb_page_shift((TlbPageSize)t->sizes[i]);
         t->key_base[i] = make_key(t->sizes[i], 0, 0);
@@ -211,7 +213,7 @@ static inline void mark_invalid(Tlb *t, unsigned slot)
 {
     t->vbits[slot / 64] &= ~(1ULL << (slot % 64));
     t->set_valid[t->ent[slot].vpn & t->set_mask]--;
-    t->nlarge -= t->ent[slot].page_size != t->sizes[0];
+    count_size(t, t->ent[slot].page_size, -1);
 }
 
 static void invalidate_slot(Tlb *t, unsigned slot)
@@ -345,18 +347,24 @@ fill_free(Tlb *t, const TlbEntry *e, unsigned set, Access access, int cpl, uint6
                       false);
 }
 
-/* The probe key of the second page size for the address whose
- * first-size probe key t->missed holds, or 0 (no valid key) if none:
- * probe_size's key for i = 1. An address's VPN in the second size is its
- * first-size VPN shifted by the difference of the sizes' shifts. */
-static inline uint64_t missed_second_size(const Tlb *t)
+/* The probe key in page size z (one of the array's sizes after the
+ * first) for the address whose first-size probe key t->missed holds, or
+ * 0 (no valid key) if none: probe_size's key for that size. An address's
+ * VPN in size z is its first-size VPN shifted by the difference of the
+ * sizes' shifts. */
+static inline uint64_t missed_in_size(const Tlb *t, unsigned z)
 {
     uint64_t m = t->missed;
-    if (!m || t->nsizes < 2)
+    if (!m)
         return 0;
-    uint32_t vpn0 = (uint32_t)(m >> KEY_VPN_SHIFT);  /* the key's VPN field */
-    uint32_t vpn1 = vpn0 >> (t->shifts[1] - t->shifts[0]);
-    return t->key_base[1] | ((uint64_t)vpn1 << KEY_VPN_SHIFT) | (m & KEY_PCID_MASK);
+    for (unsigned i = 1; i < t->nsizes; i++) {
+        if (t->sizes[i] != z)
+            continue;
+        uint32_t vpn0 = (uint32_t)(m >> KEY_VPN_SHIFT);  /* the key's VPN field */
+        uint32_t vpn1 = vpn0 >> (t->shifts[i] - t->shifts[0]);
+        return t->key_base[i] | ((uint64_t)vpn1 << KEY_VPN_SHIFT) | (m & KEY_PCID_MASK);
+    }
+    return 0;
 }
 
 /* A fill of an entry that duplicates nothing: into a free way, or over
@@ -383,7 +391,7 @@ fill_searched(Tlb *t, const TlbEntry *e, Access access, int cpl, TlbFillInfo *in
               uint64_t *also)
 {
     uint64_t key = make_key(e->page_size, e->vpn, e->pcid);
-    if (!e->global && !info && key == missed_second_size(t))
+    if (!e->global && !info && key == missed_in_size(t, e->page_size))
         return fill_new(t, e, access, cpl, also);   /* see tlb_fill_counted */
     unsigned h = t->node ? hash_page(t, (uint32_t)e->page_size << 30, e->vpn) : 0;
     unsigned set = e->vpn & t->set_mask, base = set * t->ways, extra = 0;
@@ -428,9 +436,9 @@ const TlbEntry *tlb_fill_counted(Tlb *t, const TlbEntry *e, Access access, int c
      * the probe key, in its size, of the address t->missed records:
      * tlb_hit_fast set missed after probing every size of the array for
      * that address under that PCID (or knowing, from nlarge, that the
-     * second size holds nothing) and finding no slot that answers it; the
+     * later sizes hold nothing) and finding no slot that answers it; the
      * probe in the entry's size had exactly the entry's key (t->missed
-     * itself for the first size, missed_second_size for the second, the
+     * itself for the first size, missed_in_size for a later one, the
      * kernel's 2 MiB pages in the P4's DTLB). Any duplicate of a
      * non-global entry (same page, and the same PCID or itself global)
      * would have answered that probe under its mask. Since then nothing
@@ -557,6 +565,7 @@ unsigned tlb_flush_all(Tlb *t)
     memset(t->set_valid, 0, sizeof(uint16_t) * t->sets);
     t->nvalid = 0;
     t->nlarge = 0;
+    memset(t->nof, 0, sizeof t->nof);
     index_rebuild(t);
     count_flush(t, TLB_FLUSH_PGE, n);
     return n;

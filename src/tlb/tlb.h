@@ -5,8 +5,8 @@
  *
  * Semantics follow Intel SDM Vol. 3A §4.10 (caching translation
  * information):
- *  - An entry translates one page: a 4 KiB page, or a whole 2 MiB page
- *    (every linear address in the 2 MiB region hits it).
+ *  - An entry translates one page: a 4 KiB page, or a whole 2 MiB or
+ *    4 MiB page (every linear address in the region hits it).
  *  - Entries carry a 12-bit PCID tag (0 when CR4.PCIDE is off). A lookup
  *    hits a non-global entry only with the same PCID; a global entry hits
  *    under any PCID (§4.10.2.4).
@@ -58,18 +58,23 @@ typedef enum {
     TLB_ERROR_POLICY,            /* unknown replacement policy */
 } TlbError;
 
-/* Page sizes an entry can have under PAE paging (SDM §4.4). A geometry may
- * list PRESET_PG_4M to document a real part (CPUID leaf 2 names 4 MiB for
- * many large-page arrays); the model assumes such an array holds PAE's
- * 2 MiB pages, one array serving whichever large size the paging mode
- * makes. That is an assumption, not a documented fact. */
+/* Page sizes an entry can have: 4 KiB, PAE's 2 MiB (SDM §4.4), 32-bit
+ * paging's 4 MiB (§4.3, CR4.PSE). An array holds the sizes its geometry's
+ * page_sizes lists (PRESET_PG_*): a 2 MiB translation goes to an array
+ * listing 2M, a 4 MiB one to an array listing 4M (CPUID leaf 2 names
+ * "2M/4M" for most large-page arrays; the bundled presets list both).
+ * A 4 MiB translation that no array of its side holds is not cached
+ * (every reference to it walks): the SDM allows caching it as smaller
+ * pages (§4.10.2.3), which vmsplit does not model. */
 typedef enum {
     TLB_PAGE_4K = 0,
     TLB_PAGE_2M = 1,
+    TLB_PAGE_4M = 2,
 } TlbPageSize;
-#define TLB_NPAGESIZES 2
+#define TLB_NPAGESIZES 3
 #define TLB_SHIFT_4K 12
 #define TLB_SHIFT_2M 21
+#define TLB_SHIFT_4M 22
 
 #define TLB_PCID_BITS 12         /* CR3[11:0] with CR4.PCIDE (§4.10.1) */
 #define TLB_PCID_MAX ((1u << TLB_PCID_BITS) - 1)
@@ -82,7 +87,8 @@ typedef enum {
 typedef struct {
     /* frame first: host-speed only (docs/speed.md, "field order"). */
     uint64_t frame;              /* physical base of the page (36-bit) */
-    uint32_t vpn;                /* linear address >> 12 (4 KiB) or >> 21 (2 MiB) */
+    uint32_t vpn;                /* linear address >> 12 (4 KiB), 21 (2 MiB)
+                                  * or 22 (4 MiB) */
     uint16_t pcid;               /* 0..TLB_PCID_MAX; 0 with PCID off */
     uint8_t page_size;           /* TlbPageSize */
     bool rw, us, nx;             /* rights combined over the walk */
@@ -92,7 +98,7 @@ typedef struct {
 
 static inline __attribute__((always_inline)) unsigned tlb_page_shift(TlbPageSize s)
 {
-    return s == TLB_PAGE_2M ? TLB_SHIFT_2M : TLB_SHIFT_4K;
+    return s == TLB_PAGE_2M ? TLB_SHIFT_2M : s == TLB_PAGE_4M ? TLB_SHIFT_4M : TLB_SHIFT_4K;
 }
 
 /* Physical address of lin through entry e (which must cover lin). */

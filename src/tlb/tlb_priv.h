@@ -71,9 +71,17 @@ struct Tlb {
     IndexNode *bucket;
     int head0;                   /* entries: bucket's first node */
     unsigned hash_shift;
-    unsigned nlarge;             /* valid entries of the second page size
-                                  * (sizes[1]): none, and its probe cannot
-                                  * match, so the hit path skips it */
+    unsigned nlarge;             /* valid entries of the sizes after the
+                                  * first (sizes[1..]): none, and their
+                                  * probes cannot match, so the hit path
+                                  * skips them */
+    unsigned nof[TLB_NPAGESIZES]; /* valid entries per TlbPageSize, kept
+                                  * for the sizes after the first (the
+                                  * first's is not kept): a size with none
+                                  * is not probed (an array holding 2 MiB
+                                  * and 4 MiB pages holds only one of them
+                                  * at a time, as a CR4.PAE change flushes
+                                  * everything) */
     uint64_t missed;             /* probe key (first size) that tlb_hit_fast
                                   * found in no size, until the next fill;
                                   * 0: none. Spares tlb_lookup_slow the same
@@ -227,6 +235,30 @@ TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
     return probe_key(t, i, lin, pcid, &key);
 }
 
+/* The probes of the sizes after the first, in order, skipping a size
+ * with no entry (Tlb.nof): the slot answering lin, or NO_SLOT. */
+TLB_HOT int probe_later_sizes(const Tlb *t, uint32_t lin, uint16_t pcid)
+{
+    for (unsigned i = 1; i < t->nsizes; i++) {
+        if (!t->nof[t->sizes[i]])
+            continue;
+        int s = probe_size(t, i, lin, pcid);
+        if (s != NO_SLOT)
+            return s;
+    }
+    return NO_SLOT;
+}
+
+/* Count a valid entry of size z coming (d = 1) or going (d = -1): nlarge
+ * and nof for a size after the first. */
+TLB_HOT void count_size(Tlb *t, unsigned z, int d)
+{
+    if (z != t->sizes[0]) {
+        t->nlarge += (unsigned)d;
+        t->nof[z] += (unsigned)d;
+    }
+}
+
 /* tlb_lookup (tlb.h) in full: every page size, misses, dirty misses,
  * policies whose touch is a call. Out of line (tlb.c). */
 TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
@@ -265,6 +297,7 @@ TLB_HOT void tlb_check_entry(const TlbEntry *e)
     static const uint32_t vpn_max[TLB_NPAGESIZES] = {
         [TLB_PAGE_4K] = UINT32_MAX >> TLB_SHIFT_4K,
         [TLB_PAGE_2M] = UINT32_MAX >> TLB_SHIFT_2M,
+        [TLB_PAGE_4M] = UINT32_MAX >> TLB_SHIFT_4M,
     };
     if (G_UNLIKELY(e->page_size >= TLB_NPAGESIZES || e->pcid > TLB_PCID_MAX ||
                    e->vpn > vpn_max[e->page_size]))
@@ -318,15 +351,15 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
                                            Access access, int cpl, bool first_4k,
                                            bool *missed)
 {
-    uint64_t key, key1;
+    uint64_t key;
     int s = first_4k ? probe_key_4k(t, lin, pcid, &key) : probe_key(t, 0, lin, pcid, &key);
-    /* An array holding both page sizes (the P4's DTLB) serves the kernel's
-     * 2 MiB direct map from here too: the second size, after the first
-     * missed, in tlb_lookup_slow's order. nlarge counts entries of the
-     * second size, so it is 0 in an array of one size (no test of
+    /* An array holding several page sizes (the P4's DTLB) serves the
+     * kernel's 2 MiB direct map from here too: the later sizes, after the
+     * first missed, in tlb_lookup_slow's order. nlarge counts entries of
+     * the later sizes, so it is 0 in an array of one size (no test of
      * nsizes). */
     if (s == NO_SLOT && t->nlarge)
-        s = probe_key(t, 1, lin, pcid, &key1);
+        s = probe_later_sizes(t, lin, pcid);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
         if (missed)

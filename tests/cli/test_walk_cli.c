@@ -266,6 +266,68 @@ START_TEST(test_kernel_2m)
 }
 END_TEST
 
+/* 32-bit paging ('cr4.pae 0'): two levels of 4-byte entries, no PDPTE,
+ * no register level, no I/D; the values are worked in the images'
+ * comments (SDM Vol. 3A §4.3). */
+START_TEST(test_legacy_images)
+{
+    JsonParser *p = walk_json("legacy-user-4k.img", "write", "3", "0x0804a123", 0);
+    JsonObject *o = check_ok(p, 0x01234123, 4096);
+    ck_assert_str_eq(json_object_get_string_member(o, "paging"), "32-bit");
+    JsonArray *e = json_object_get_array_member(o, "entries");
+    ck_assert_uint_eq(json_array_get_length(e), 2);
+    check_entry(e, 0, "PDE", 0x0ab3c080, 0x0ab3d007, 0x0ab3d027);      /* +A */
+    check_entry(e, 1, "PTE", 0x0ab3d128, 0x01234007, 0x01234067);      /* +A +D */
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(o, "refs")), 4);
+    g_object_unref(p);
+    /* No XD: a user fetch of the text page translates. */
+    p = walk_json("legacy-user-4k.img", "exec", "3", "0x08048010", 0);
+    check_ok(p, 0x01c2d010, 4096);
+    g_object_unref(p);
+    /* A not-present PDE, fetched at CPL 3: U only, never I/D. */
+    p = walk_json("legacy-user-4k.img", "exec", "3", "0x00400000", 1);
+    o = check_pf(p, 0x4, 0x00400000);
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(o, "entries")), 1);
+    g_object_unref(p);
+
+    p = walk_json("legacy-kernel-4m.img", "write", "0", "0xc0412345", 0);
+    o = check_ok(p, 0x00412345, 4 * 1024 * 1024);
+    e = json_object_get_array_member(o, "entries");
+    ck_assert_uint_eq(json_array_get_length(e), 1);                      /* no PTE level */
+    check_entry(e, 0, "PDE", 0x00c0ac04, 0x004001a3, 0x004001e3);        /* +D */
+    g_object_unref(p);
+    p = walk_json("legacy-kernel-4m.img", "read", "0", "0xffc12345", 0);
+    check_ok(p, 0x240812345ULL, 4 * 1024 * 1024);                        /* PSE-36 */
+    g_object_unref(p);
+    p = walk_json("legacy-kernel-4m.img", "read", "3", "0xc0345678", 1);
+    check_pf(p, 0x5, 0xc0345678);
+    g_object_unref(p);
+
+    p = walk_json("legacy-pse-off.img", "read", "0", "0xc0345678", 0);
+    o = check_ok(p, 0x00345678, 4096);
+    e = json_object_get_array_member(o, "entries");
+    check_entry(e, 1, "PTE", 0x00c0bd14, 0x00345163, 0x00345163);
+    g_object_unref(p);
+
+    p = walk_json("legacy-fault-rsvd-4m.img", "read", "0", "0xc0345678", 1);
+    check_pf(p, 0x9, 0xc0345678);                                        /* P RSVD */
+    g_object_unref(p);
+    p = walk_json("legacy-fault-user-supervisor.img", "read", "3", "0xc0001234", 1);
+    check_pf(p, 0x5, 0xc0001234);
+    g_object_unref(p);
+    p = walk_json("legacy-fault-user-supervisor.img", "read", "0", "0xc0001234", 0);
+    check_ok(p, 0x00001234, 4096);
+    g_object_unref(p);
+
+    Run r = run_walk("--mem", "workloads/images/legacy-kernel-4m.img", "0xc0345678", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "32-bit (CR4.PAE=0)") && strstr(r.out, "4 MiB page") &&
+                  strstr(r.out, "PD index 0x300, offset 0x345678") &&
+                  !strstr(r.out, "PDPT index") && !strstr(r.out, "PDPTE register"), "%s", r.out);
+    run_clear(&r);
+}
+END_TEST
+
 START_TEST(test_fault_images)
 {
     JsonParser *p = walk_json("fault-pte-not-present.img", "read", "3", "0x0804a123", 1);
@@ -457,6 +519,7 @@ static Suite *walk_cli_suite(void)
     tcase_add_test(tc, test_user_4k_json);
     tcase_add_test(tc, test_user_4k_other_addresses);
     tcase_add_test(tc, test_kernel_2m);
+    tcase_add_test(tc, test_legacy_images);
     tcase_add_test(tc, test_fault_images);
     tcase_add_test(tc, test_fault_text);
     tcase_add_test(tc, test_gp_at_cr3_load);

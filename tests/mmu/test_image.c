@@ -81,8 +81,9 @@ static const struct {
     { "cr3 0x100000000\n", IMAGE_ERROR_RANGE, 1, "does not fit in 32 bits", "expected at most 0xffffffff" },
     { "cr3 0x1000\nd 0x2000 0x100000000\n", IMAGE_ERROR_RANGE, 2, "does not fit in 32 bits", "expected at most" },
     { "cr3 0x1000\ncr0.wp 2\n", IMAGE_ERROR_RANGE, 2, "not a flag", "expected 0 or 1" },
-    { "cr3 0x1000\ncr4.pae 0\n", IMAGE_ERROR_RANGE, 2, "PAE paging only", "expected 1" },
-    { "cr3 0x1000\ncr0.pg 0\n", IMAGE_ERROR_RANGE, 2, "PAE paging only", "expected 1" },
+    { "cr3 0x1000\ncr4.pae 2\n", IMAGE_ERROR_RANGE, 2, "not a flag", "expected 0 or 1" },
+    { "cr3 0x1000\ncr4.pse 0\ncr4.pse 1\n", IMAGE_ERROR_DUPLICATE, 3, "already set at line 2", "cr4.pse" },
+    { "cr3 0x1000\ncr0.pg 0\n", IMAGE_ERROR_RANGE, 2, "paging turned on", "expected 1" },
     { "cr3 0x1000\nefer.nxe 1\nEFER.NXE 0\n", IMAGE_ERROR_DUPLICATE, 3, "already set at line 2", "efer.nxe" },
     { "cr3 0x1000\ncr3 0x2000\n", IMAGE_ERROR_DUPLICATE, 2, "already set at line 1", "cr3" },
     { "cr3 0x1000\nq 0x2000 1\nd 0x2004 1\n", IMAGE_ERROR_DUPLICATE, 3, "overlaps the store at line 2", "expected" },
@@ -203,6 +204,37 @@ START_TEST(test_cr3_load_gp)
 }
 END_TEST
 
+START_TEST(test_cr3_load_legacy)
+{
+    /* cr4.pae 0: 32-bit paging. CR3 names the page directory; nothing is
+     * loaded, so "PDPTEs" with reserved bits (bit 1 of the word at CR3)
+     * are no #GP, the PDPTE registers stay zero and refs is not written
+     * (SDM Vol. 3A §4.3). */
+    static const char text[] =
+        "cr3 0x1018\ncr4.pae 0\ncr4.pse 1\nefer.nxe 1\n"
+        "d 0x1000 0x2003\n"
+        "d 0x1004 0x2003\n";
+    PhysMem *pm = physmem_new();
+    MachineImage img;
+    ck_assert(parse(text, strlen(text), pm, &img, NULL));
+    ck_assert(!img.cr4_pae && img.cr4_pse && img.efer_nxe);
+    ck_assert_int_eq(image_paging_mode(&img), PAGING_LEGACY);
+    PaeRegs regs;
+    memset(&regs, 0xff, sizeof regs);
+    PaeRef refs[4];
+    memset(refs, 0x5a, sizeof refs);
+    int bad = -7;
+    ck_assert(image_load_cr3(&img, pm, &regs, &bad, refs));
+    ck_assert_int_eq(bad, -7);
+    ck_assert_uint_eq(regs.cr3, 0x1018);
+    ck_assert(regs.mode == PAGING_LEGACY && regs.pse && regs.nxe && !regs.wp);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(regs.pdpte[i], 0);
+    ck_assert_uint_eq(refs[0].paddr, 0x5a5a5a5a5a5a5a5aULL);
+    physmem_free(pm);
+}
+END_TEST
+
 START_TEST(test_parse_number)
 {
     static const struct { const char *s; bool ok; uint64_t v; } t[] = {
@@ -282,6 +314,7 @@ static Suite *image_suite(void)
     tc = tcase_create("load");
     tcase_add_test(tc, test_cr3_load_after_all_stores);
     tcase_add_test(tc, test_cr3_load_gp);
+    tcase_add_test(tc, test_cr3_load_legacy);
     tcase_add_test(tc, test_bundled_images);
     suite_add_tcase(s, tc);
     return s;

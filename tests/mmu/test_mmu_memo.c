@@ -58,7 +58,7 @@ static Mmu *start(PhysMem *pm, uint32_t cr4, uint32_t cr3, uint32_t cr0_extra)
     MmuFault f;
     ck_assert(mmu_write_cr4(m, cr4, &f));
     ck_assert(mmu_write_cr3(m, cr3, &f));
-    ck_assert(mmu_write_cr0(m, CR0_PG | cr0_extra, &f));
+    ck_assert(mmu_write_cr0(m, CR0_PE | CR0_PG | cr0_extra, &f));
     return m;
 }
 
@@ -171,7 +171,7 @@ START_TEST(wp_turned_on_refuses_supervisor_write)
     MmuFault f;
     ck_assert_int_eq(touch(m, ACCESS_WRITE, 0, &f), 0xAA);
     ck_assert_int_eq(touch(m, ACCESS_WRITE, 0, &f), 0xAA);
-    ck_assert(mmu_write_cr0(m, CR0_PG | CR0_WP, &f));
+    ck_assert(mmu_write_cr0(m, CR0_PE | CR0_PG | CR0_WP, &f));
     ck_assert_int_eq(touch(m, ACCESS_WRITE, 0, &f), -1);
     ck_assert_uint_eq(f.vector, VEC_PF);
     ck_assert_uint_eq(f.error_code, PF_ERR_P | PF_ERR_W);

@@ -60,8 +60,34 @@ static uint64_t random_leaf(uint64_t *s, uint64_t frame)
     return e;
 }
 
+/* 32-bit paging's tables (CR4.PAE = 0) beside the PAE ones: a page
+ * directory at LPD whose entries 0..1 name page tables of 4-byte random
+ * leaves over the same frames, and entries LBIG..LBIG+1 4 MiB pages (PS,
+ * taken as such with CR4.PSE = 1, as tables without it). */
+#define LPD 0x5000u
+#define LPT_BASE 0x20000u
+#define LNPT 2
+#define LBIG 8
+
+static void build_legacy(PhysMem *pm, uint64_t seed)
+{
+    uint64_t s = seed ^ 0x5a5a;
+    for (unsigned t = 0; t < LNPT; t++)
+        physmem_write32(pm, LPD + 4 * t,
+                        (LPT_BASE + 0x1000u * t) | PAE_P | PAE_RW | PAE_US | (t ? 0 : PAE_A));
+    for (unsigned i = 0; i < LNPT * 1024; i++)
+        physmem_write32(pm, LPT_BASE + 4 * i,
+                        (uint32_t)(random_leaf(&s, FRAMES + 0x1000ull * (i % NPAGES)) & 0xFFFFFFFFu));
+    for (unsigned b = 0; b < 2; b++) {
+        /* Bit 17 now and then: reserved in a 4 MiB PDE (#PF with RSVD). */
+        uint32_t e = (uint32_t)(random_leaf(&s, 0x40000000ull + 0x400000ull * b) & 0xFFFFFFFFu);
+        physmem_write32(pm, LPD + 4 * (LBIG + b), e | PAE_PS | PAE_P | (rnd(&s) % 4 ? 0 : 1u << 17));
+    }
+}
+
 static void build(PhysMem *pm, uint64_t seed)
 {
+    build_legacy(pm, seed);
     uint64_t s = seed;
     physmem_write64(pm, PDPT, PD0 | PAE_P);
     for (unsigned t = 0; t < NPT; t++) {
@@ -86,21 +112,24 @@ static void build(PhysMem *pm, uint64_t seed)
                             PAE_PS | PAE_P);
 }
 
-static Mmu *start(PhysMem *pm, const Preset *p, const TlbHierConfig *cfg, bool shortcuts)
+static Mmu *start(PhysMem *pm, const Preset *p, const TlbHierConfig *cfg, bool shortcuts,
+                  bool legacy)
 {
     GError *err = NULL;
     Mmu *m = mmu_new_full(pm, p, cfg, 7, &err);
     ck_assert_msg(m, "%s", err ? err->message : "");
     mmu_set_shortcuts(m, shortcuts);
     MmuFault f;
-    ck_assert(mmu_write_cr4(m, CR4_PAE | CR4_PGE, &f));
-    ck_assert(mmu_write_cr3(m, PDPT, &f));
-    ck_assert(mmu_write_cr0(m, CR0_PG, &f));
+    ck_assert(mmu_write_cr4(m, legacy ? CR4_PSE | CR4_PGE : CR4_PAE | CR4_PGE, &f));
+    ck_assert(mmu_write_cr3(m, legacy ? LPD : PDPT, &f));
+    ck_assert(mmu_write_cr0(m, CR0_PE | CR0_PG, &f));
     return m;
 }
 
-static uint32_t random_lin(uint64_t x)
+static uint32_t random_lin(uint64_t x, bool legacy)
 {
+    if (legacy && x % 16 == 0)   /* a 4 MiB page (or a table without PSE) */
+        return (uint32_t)(LBIG + (x >> 8) % 2) << 22 | (uint32_t)((x >> 12) & 0x3FFFFC);
     if (x % 16 == 0)             /* a 2 MiB page */
         return (uint32_t)(BIG_PDE + (x >> 8) % 2) << 21 | (uint32_t)((x >> 12) & 0x1FFFFC);
     /* A pool wider than the TLBs, denser at the start (hits and misses). */
@@ -158,23 +187,23 @@ static bool access_both(Mmu *a, Mmu *b, uint32_t lin, Access acc, int cpl, bool 
     return ua != NULL;
 }
 
-static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
+static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed, bool legacy)
 {
     Preset *p = preset ? preset_load(preset, NULL) : NULL;
     ck_assert(!preset || p);
     PhysMem *pa = physmem_new(), *pb = physmem_new();
     build(pa, seed);
     build(pb, seed);
-    Mmu *a = start(pa, p, cfg, true), *b = start(pb, p, cfg, false);
+    Mmu *a = start(pa, p, cfg, true, legacy), *b = start(pb, p, cfg, false, legacy);
     uint64_t s = seed * 977 + 1, hits = 0, faults = 0;
-    uint32_t cr0 = CR0_PG, cr4 = CR4_PAE | CR4_PGE;
+    uint32_t cr0 = CR0_PE | CR0_PG, cr4 = legacy ? CR4_PSE | CR4_PGE : CR4_PAE | CR4_PGE;
     uint64_t efer = 0;
     for (int step = 0; step < 40000; step++) {
         uint64_t x = rnd(&s);
         unsigned op = x % 1000;
         MmuFault fa = { 0 }, fb = { 0 };
         if (op < 940) {
-            uint32_t lin = random_lin(rnd(&s));
+            uint32_t lin = random_lin(rnd(&s), legacy);
             Access acc = (Access)((x >> 10) % 3);
             int cpl = (x >> 12) % 3 ? 3 : 0;
             if ((x >> 14) % 4 == 0 || acc == ACCESS_EXEC) {
@@ -202,10 +231,10 @@ static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
             ck_assert_uint_eq(fa.error_code, fb.error_code);
             ck_assert_uint_eq(fa.cr2, fb.cr2);
         } else if (op < 960) {
-            ck_assert(mmu_write_cr3(a, PDPT, &fa));
-            ck_assert(mmu_write_cr3(b, PDPT, &fb));
+            ck_assert(mmu_write_cr3(a, legacy ? LPD : PDPT, &fa));
+            ck_assert(mmu_write_cr3(b, legacy ? LPD : PDPT, &fb));
         } else if (op < 975) {
-            uint32_t lin = random_lin(rnd(&s));
+            uint32_t lin = random_lin(rnd(&s), legacy);
             mmu_invlpg(a, lin);
             mmu_invlpg(b, lin);
         } else if (op < 990) {
@@ -227,7 +256,9 @@ static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
             mmu_write_efer(a, efer);
             mmu_write_efer(b, efer);
         } else {
-            cr4 ^= CR4_PGE;
+            /* In 32-bit paging, CR4.PSE too (4 MiB pages come and go;
+             * the TLB keeps what it has until flushed). */
+            cr4 ^= legacy && (x >> 20) % 2 ? CR4_PSE : CR4_PGE;
             ck_assert(mmu_write_cr4(a, cr4, &fa));
             ck_assert(mmu_write_cr4(b, cr4, &fb));
         }
@@ -245,7 +276,7 @@ static void run_cfg(const char *preset, const TlbHierConfig *cfg, uint64_t seed)
     preset_free(p);
 }
 
-static void run(const char *preset, uint64_t seed) { run_cfg(preset, NULL, seed); }
+static void run(const char *preset, uint64_t seed) { run_cfg(preset, NULL, seed, false); }
 
 /* One 64-entry fully associative array per side holding both sizes, with
  * a policy whose hit needs no stamp (FIFO, random): the only-array miss path and
@@ -255,7 +286,7 @@ static void run_policy(const char *policy, uint64_t seed)
 {
     TlbGeom g = { .entries = 64, .ways = 64, .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
     TlbHierConfig c = { .itlb_4k = g, .dtlb_4k = g, .policy = policy };
-    run_cfg(NULL, &c, seed);
+    run_cfg(NULL, &c, seed, false);
 }
 
 /* The same with true LRU and a first-level hit that costs cycles (a
@@ -266,7 +297,7 @@ static void run_hit_latency(uint64_t seed)
     TlbGeom g = { .entries = 64, .ways = 64, .hit_latency = 3,
                   .page_sizes = PRESET_PG_4K | PRESET_PG_2M };
     TlbHierConfig c = { .itlb_4k = g, .dtlb_4k = g, .policy = "lru" };
-    run_cfg(NULL, &c, seed);
+    run_cfg(NULL, &c, seed, false);
 }
 
 /* A write that finds its page's entry with D not known (filled by a
@@ -281,7 +312,7 @@ static void dirty_miss_with_d_set(const char *preset)
     PhysMem *pa = physmem_new(), *pb = physmem_new();
     build(pa, 9);
     build(pb, 9);
-    Mmu *a = start(pa, p, NULL, true), *b = start(pb, p, NULL, false);
+    Mmu *a = start(pa, p, NULL, true, false), *b = start(pb, p, NULL, false, false);
     for (unsigned i = 1; i < 60; i++) {
         uint32_t lin = i << 12 | 0x40;
         uint64_t pte = (FRAMES + 0x1000ull * i) | PAE_P | PAE_RW | PAE_US | PAE_A;
@@ -338,6 +369,16 @@ START_TEST(skylake_matches_general) { run("skylake", 4); }
 END_TEST
 START_TEST(p3_matches_general) { run("p3-coppermine", 5); }
 END_TEST
+/* 32-bit paging (4-byte entries, 4 MiB pages, CR4.PSE toggled): the P4
+ * (the only-array miss path and memos, 4 MiB pages in the 4 KiB array),
+ * Skylake (separate large arrays listing 2M,4M, an STLB without 4M, a PDE cache keyed by
+ * 4 MiB regions) and no preset. */
+START_TEST(legacy_p4_matches_general) { run_cfg("p4-northwood", NULL, 11, true); }
+END_TEST
+START_TEST(legacy_skylake_matches_general) { run_cfg("skylake", NULL, 12, true); }
+END_TEST
+START_TEST(legacy_default_matches_general) { run_cfg(NULL, NULL, 13, true); }
+END_TEST
 
 int main(void)
 {
@@ -349,6 +390,9 @@ int main(void)
     tcase_add_test(tc, default_fused_path_matches_general);
     tcase_add_test(tc, skylake_matches_general);
     tcase_add_test(tc, p3_matches_general);
+    tcase_add_test(tc, legacy_p4_matches_general);
+    tcase_add_test(tc, legacy_skylake_matches_general);
+    tcase_add_test(tc, legacy_default_matches_general);
     tcase_add_test(tc, p4_dirty_miss_with_d_set);
     tcase_add_test(tc, default_dirty_miss_with_d_set);
     tcase_add_test(tc, fifo_fused_path_matches_general);

@@ -104,6 +104,40 @@ START_TEST(split_itlb_dtlb)
 }
 END_TEST
 
+/* Each large size goes to the side's array listing it (tlb.h): 4 MiB pages
+ * (32-bit paging) to an array with 4M, 2 MiB pages (PAE) to one with 2M;
+ * a size no array lists is not cached. A 4 MiB entry answers every
+ * address of its 4 MiB and INVLPG of any of them removes it. */
+START_TEST(large_sizes_go_where_listed)
+{
+    TlbHierConfig c = { .dtlb_4k = geom(64, 4, PG_4K), .dtlb_large = geom(8, 8, PRESET_PG_4M),
+                        .itlb_4k = geom(32, 4, PG_4K | PRESET_PG_2M | PRESET_PG_4M) };
+    TlbHierarchy *h = hier(&c);
+    ck_assert_ptr_eq(tlb_hier_l1(h, ACCESS_READ, TLB_PAGE_4M),
+                     tlb_hier_l1(h, ACCESS_WRITE, TLB_PAGE_4M));
+    ck_assert_ptr_nonnull(tlb_hier_l1(h, ACCESS_READ, TLB_PAGE_4M));
+    ck_assert_ptr_null(tlb_hier_l1(h, ACCESS_READ, TLB_PAGE_2M));    /* 4M-only array */
+    ck_assert_ptr_eq(tlb_hier_l1(h, ACCESS_EXEC, TLB_PAGE_4M),
+                     tlb_hier_l1(h, ACCESS_EXEC, TLB_PAGE_4K));      /* shared, as the P4 */
+    TlbEntry m = ent_4m(0xC0400000, 0, false), two = ent_2m(0xC0000000, 0, false);
+    ck_assert_ptr_nonnull(tlb_hier_fill(h, ACCESS_READ, 0, &m));
+    ck_assert_ptr_null(tlb_hier_fill(h, ACCESS_READ, 0, &two));       /* nowhere to go */
+    uint32_t inside[] = { 0xC0400000, 0xC0512345, 0xC07FFFFF };
+    for (size_t i = 0; i < G_N_ELEMENTS(inside); i++) {
+        TlbEntry e;
+        ck_assert_int_eq(look(h, inside[i], ACCESS_READ, &e, NULL), TLB_HIT);
+        ck_assert_uint_eq(e.page_size, TLB_PAGE_4M);
+        ck_assert_uint_eq(tlb_entry_paddr(&e, inside[i]),
+                          0x300000000ULL + inside[i]);
+    }
+    ck_assert_int_ne(look(h, 0xC0800000, ACCESS_READ, NULL, NULL), TLB_HIT);
+    ck_assert_int_ne(look(h, 0xC03FFFFF, ACCESS_READ, NULL, NULL), TLB_HIT);
+    ck_assert_uint_eq(tlb_hier_invlpg(h, 0xC06ABCDE, 0), 1);
+    ck_assert_int_ne(look(h, 0xC0400000, ACCESS_READ, NULL, NULL), TLB_HIT);
+    tlb_hier_free(h);
+}
+END_TEST
+
 START_TEST(large_pages_shared_or_separate)
 {
     TlbEntry big = ent_2m(0xC0000000, 0, true), small = ent_4k(0x08048000, 0, false);
@@ -121,10 +155,10 @@ START_TEST(large_pages_shared_or_separate)
     ck_assert_int_eq(look(h, 0x08048FFF, ACCESS_READ, NULL, NULL), TLB_HIT);
     tlb_hier_free(h);
 
-    /* Separate: a 4-entry large-page array (listed as 4M, as CPUID
-     * describes old parts; under PAE it holds 2 MiB pages). */
+    /* Separate: a 4-entry large-page array holding 2M and 4M, as the
+     * bundled presets list (CPUID leaf 2's "2M/4M"). */
     TlbHierConfig sep = { .dtlb_4k = geom(64, 4, PG_4K),
-                          .dtlb_large = geom(4, 4, PRESET_PG_4M) };
+                          .dtlb_large = geom(4, 4, PRESET_PG_2M | PRESET_PG_4M) };
     h = hier(&sep);
     ck_assert_uint_eq(tlb_hier_array_count(h), 2);
     const Tlb *l4k = tlb_hier_l1(h, ACCESS_READ, TLB_PAGE_4K);
@@ -271,9 +305,9 @@ START_TEST(from_preset_and_errors)
      * 64/4-way + 4M 8/4-way. */
     Preset p = { 0 };
     p.itlb_4k = geom(32, 4, PG_4K);
-    p.itlb_large = geom(2, 2, PRESET_PG_4M);
+    p.itlb_large = geom(2, 2, PRESET_PG_2M | PRESET_PG_4M);
     p.dtlb_4k = geom(64, 4, PG_4K);
-    p.dtlb_large = geom(8, 4, PRESET_PG_4M);
+    p.dtlb_large = geom(8, 4, PRESET_PG_2M | PRESET_PG_4M);
     p.tlb_policy = (char *)"plru";
     GError *err = NULL;
     TlbHierarchy *h = tlb_hier_new(&p, 5, &err);
@@ -392,7 +426,7 @@ END_TEST
 START_TEST(hier_fill_rejects_bad_size)
 {
     TlbEntry e = ent_4k(0x1000, 0, false);
-    e.page_size = 2;
+    e.page_size = TLB_NPAGESIZES;
     tlb_hier_fill(p4like(), ACCESS_READ, 3, &e);
 }
 END_TEST
@@ -441,6 +475,7 @@ int main(void)
     tcase_add_test(tc, stlb_data_only);
     tcase_add_test(tc, split_itlb_dtlb);
     tcase_add_test(tc, large_pages_shared_or_separate);
+    tcase_add_test(tc, large_sizes_go_where_listed);
     tcase_add_test(tc, dirty_known_write_rule);
     tcase_add_test(tc, pde_cache);
     tcase_add_test(tc, entry_from_walk);

@@ -19,11 +19,14 @@ typedef struct {
 typedef struct {
     unsigned sets, ways;
     bool fifo;
-    bool holds[2];
+    bool holds[3];               /* [size]: 4 KiB, 2 MiB, 4 MiB */
     uint64_t clock;
     RefEnt *e;
     uint64_t lookups, hits, misses, dirty, fills, evictions, dropped;
 } Ref;
+
+/* Page shift of each size (tlb.h: 4 KiB, 2 MiB, 4 MiB). */
+static const unsigned ref_shift[3] = { 12, 21, 22 };
 
 static bool ref_match(const RefEnt *x, unsigned size, uint32_t vpn, uint16_t pcid)
 {
@@ -34,10 +37,10 @@ static bool ref_match(const RefEnt *x, unsigned size, uint32_t vpn, uint16_t pci
 static int ref_lookup(Ref *r, uint32_t lin, uint16_t pcid, Access a, int *idx)
 {
     r->lookups++;
-    for (unsigned size = 0; size < 2; size++) {
+    for (unsigned size = 0; size < 3; size++) {
         if (!r->holds[size])
             continue;
-        uint32_t vpn = lin >> (size ? 21 : 12);
+        uint32_t vpn = lin >> ref_shift[size];
         unsigned set = vpn % r->sets;
         for (unsigned w = 0; w < r->ways; w++) {
             RefEnt *x = &r->e[set * r->ways + w];
@@ -109,7 +112,7 @@ static unsigned ref_flush(Ref *r, int kind, uint32_t lin, uint16_t pcid)
         if (kind == 0)
             go = !x->global && x->pcid == pcid;
         else if (kind == 1)
-            go = ref_match(x, x->size, lin >> (x->size ? 21 : 12), pcid) && r->holds[x->size];
+            go = ref_match(x, x->size, lin >> ref_shift[x->size], pcid) && r->holds[x->size];
         else
             go = true;
         if (go) {
@@ -149,14 +152,17 @@ static void check_fill(Tlb *t, Ref *r, const TlbEntry *e, Access a, bool with_in
 static void run_differential(unsigned entries, unsigned ways, const char *policy,
                              uint64_t seed)
 {
-    Tlb *t = new_tlb(entries, ways, PG_4K2M, policy, 1);
+    /* Every size at once: 32-bit paging's 4 MiB pages beside PAE's 2 MiB
+     * (a real array holds only one of them at a time, as CR4.PAE changes
+     * flush everything, but the array itself must keep them apart). */
+    Tlb *t = new_tlb(entries, ways, PG_4K2M | PRESET_PG_4M, policy, 1);
     Ref r = { .sets = entries / ways, .ways = ways, .fifo = strcmp(policy, "fifo") == 0,
-              .holds = { true, true } };
+              .holds = { true, true, true } };
     r.e = g_new0(RefEnt, entries);
     uint64_t rng = seed, dropped = 0;
     for (int step = 0; step < 12000; step++) {
         uint64_t x = tlb_splitmix64(&rng);
-        bool big = x % 11 == 0;
+        bool big = x % 11 == 0, huge = big && (x >> 60) % 2;   /* 2 or 4 MiB */
         /* Page pools small enough to collide in sets and hash buckets. */
         uint32_t lin = big ? ((uint32_t)((x >> 8) % 6) << 21) | ((uint32_t)(x >> 40) & 0x1FFFFF)
                            : ((uint32_t)((x >> 8) % (entries * 3)) * 0x1000u * 3) |
@@ -176,9 +182,10 @@ static void run_differential(unsigned entries, unsigned ways, const char *policy
                 ck_assert_uint_eq(e->page_size, r.e[idx].size);
             }
         } else if (op < 94) {
-            uint32_t flin = lin & (big ? ~0x1FFFFFu : ~0xFFFu);
-            TlbEntry e = big ? ent_2m(flin, pcid, (x >> 32) % 6 == 0)
-                             : ent_4k(flin, pcid, (x >> 32) % 6 == 0);
+            uint32_t flin = lin & (huge ? ~0x3FFFFFu : big ? ~0x1FFFFFu : ~0xFFFu);
+            TlbEntry e = huge  ? ent_4m(flin, pcid, (x >> 32) % 6 == 0)
+                         : big ? ent_2m(flin, pcid, (x >> 32) % 6 == 0)
+                               : ent_4k(flin, pcid, (x >> 32) % 6 == 0);
             e.dirty = (x >> 36) % 3 != 0;
             if ((x >> 52) % 2) {
                 /* First a lookup of the page, as the MMU's miss path

@@ -28,6 +28,13 @@ static inline TlbEntry ent_2m(uint32_t lin, uint16_t pcid, bool global)
                        .us = false, .dirty = true, .global = global };
 }
 
+static inline TlbEntry ent_4m(uint32_t lin, uint16_t pcid, bool global)
+{
+    return (TlbEntry){ .vpn = lin >> 22, .page_size = TLB_PAGE_4M, .pcid = pcid,
+                       .frame = 0x300000000ULL + (lin & ~0x3FFFFFu), .rw = true,
+                       .us = false, .dirty = true, .global = global };
+}
+
 static inline TlbGeom geom(unsigned entries, unsigned ways, unsigned sizes)
 {
     return (TlbGeom){ .entries = entries, .ways = ways, .page_sizes = sizes };

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 typedef struct {
-    char *cpu, *layout, *ram, *profiles, *fault_profiles, *stubs, *struct_page, *jobs;
+    char *cpu, *layout, *ram, *profiles, *fault_profiles, *stubs, *struct_page, *jobs, *paging;
     char *uncertainty, *uncertainty_csv;     /* compare only (cmd_compare.h) */
     gboolean sysenter, json, csv, no_progress, no_ffwd;
 } Opts;
@@ -28,6 +28,7 @@ static GOptionEntry *common_entries(Opts *o, bool compare)
           compare ? "layouts to compare, the first is the baseline (default 3g1g,4g4g)" : "address-space layout (default 3g1g)",
           compare ? "L,..." : "L" },
         { "ram", 0, 0, G_OPTION_ARG_STRING, &o->ram, "installed RAM (default 4G)", "SIZE" },
+        { "paging", 0, 0, G_OPTION_ARG_STRING, &o->paging, CLI_PAGING_HELP, "MODE" },
         { "sysenter", 0, 0, G_OPTION_ARG_NONE, &o->sysenter, "enter the kernel with sysenter instead of int 0x80", NULL },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
         { "fault-profiles", 0, 0, G_OPTION_ARG_FILENAME, &o->fault_profiles,
@@ -61,6 +62,7 @@ static void opts_free(Opts *o)
     g_free(o->jobs);
     g_free(o->uncertainty);
     g_free(o->uncertainty_csv);
+    g_free(o->paging);
 }
 
 static void print_json_results(ReplayResult **r, size_t n, const char *trace,
@@ -70,6 +72,8 @@ static void print_json_results(ReplayResult **r, size_t n, const char *trace,
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "trace");
     json_builder_add_string_value(b, trace);
+    json_builder_set_member_name(b, "paging");
+    json_builder_add_string_value(b, replay_config(r[0])->layout->paging->name);
     json_builder_set_member_name(b, "replays");
     json_builder_begin_array(b);
     for (size_t i = 0; i < n; i++)
@@ -190,6 +194,9 @@ static int run(int argc, char **argv, bool compare)
         fprintf(stderr, "vmsplit %s: --ram '%s': expected a size from 32M to 64G\n", cmd, o.ram);
         goto out;
     }
+    PagingMode paging;
+    if (!cli_opt_paging(cmd, o.paging, &paging) || !cli_check_ram_paging(cmd, ram, paging))
+        goto out;
     uint64_t struct_page = 0, njobs = 2, npoints = 0;
     if ((o.struct_page && !cli_opt_uint(cmd, "struct-page", o.struct_page, CLI_STRUCT_PAGE_MIN,
                                         CLI_STRUCT_PAGE_MAX, &struct_page)) ||
@@ -236,6 +243,7 @@ static int run(int argc, char **argv, bool compare)
             rc = cli_fail(cmd, err);
             goto out;
         }
+        l = layout_with_paging(l, paging);
         jobs[i].cfg = (ReplayConfig){ .preset = p, .layout = l, .ram = ram, .sysenter = o.sysenter,
                                       .profiles = o.profiles, .fault_profiles = o.fault_profiles,
                                       .stubs = stub_obj ? stub_obj : o.stubs,
@@ -285,13 +293,18 @@ static int run(int argc, char **argv, bool compare)
         for (size_t i = 0; i < n; i++)            /* then each layout's summary */
             replay_print_csv_summary(res[i], compare ? res[0] : NULL, stdout);
     }
-    else if (compare) {
-        replay_print_compare(res, n, trace, stdout);
-        if (unc)
-            compare_unc_print_text(unc, res, n, stdout);
+    else {
+        /* The text names a paging mode other than the default (PAE). */
+        if (paging != PAGING_PAE)
+            printf("paging: %s (%s): every layout's page tables in that format\n\n",
+                   ptformat_get(paging)->name, ptformat_get(paging)->title);
+        if (compare) {
+            replay_print_compare(res, n, trace, stdout);
+            if (unc)
+                compare_unc_print_text(unc, res, n, stdout);
+        } else
+            replay_print_text(res[0], trace, stdout);
     }
-    else
-        replay_print_text(res[0], trace, stdout);
     g_free(res);
     rc = VMS_EXIT_OK;
 out:

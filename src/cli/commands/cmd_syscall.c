@@ -18,7 +18,7 @@
 #define BUF_VA 0x10000000u
 
 typedef struct {
-    char *cpu, *layouts, *ram, *stubs, *profiles;
+    char *cpu, *layouts, *ram, *stubs, *profiles, *paging;
     gboolean sysenter, json, csv;
     gint64 count, warmup, bytes_in, bytes_out, uncertainty;
 } Opts;
@@ -88,10 +88,13 @@ static bool run_intervals(const Opts *o, const Preset *p, uint64_t ram, const ch
 
 static void print_text(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
 {
-    printf("vmsplit syscall: %s via %s on %s (%.0f MHz), mean of %" G_GINT64_FORMAT
+    /* The paging mode is named when it is not the default (PAE). */
+    const PageTableFormat *f = n ? rows[0].layout->paging : ptformat_get(PAGING_PAE);
+    printf("vmsplit syscall: %s via %s on %s (%.0f MHz)%s%s%s, mean of %" G_GINT64_FORMAT
            " calls after %" G_GINT64_FORMAT " warm-up calls\n\n",
            name, o->sysenter ? "sysenter/sysexit" : "int 0x80/iret", p->name, p->clock_mhz,
-           o->count, o->warmup);
+           f->mode == PAGING_PAE ? "" : ", ", f->mode == PAGING_PAE ? "" : f->title,
+           f->mode == PAGING_PAE ? "" : " paging", o->count, o->warmup);
     printf("%-12s", "");
     for (size_t r = 0; r < n; r++)
         printf("%14s", rows[r].layout->name);
@@ -126,6 +129,9 @@ static void print_text(const Opts *o, const Preset *p, const char *name, Row *ro
         }
         printf("   us against %s\n", rows[0].layout->name);
     }
+    if (f->mode != PAGING_PAE)
+        printf("\nnote: %s paging: MOV CR3 loads no PDPTE registers; cr3 is the instruction "
+               "alone.\n", f->title);
     for (size_t r = 0; r < n; r++)
         if (rows[r].layout->what_if)
             printf("\nnote: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
@@ -144,6 +150,8 @@ static void print_json(const Opts *o, const Preset *p, const char *name, Row *ro
     json_builder_add_double_value(b, p->clock_mhz);
     json_builder_set_member_name(b, "entry");
     json_builder_add_string_value(b, o->sysenter ? "sysenter" : "int80");
+    json_builder_set_member_name(b, "paging");
+    json_builder_add_string_value(b, n ? rows[0].layout->paging->name : "pae");
     json_builder_set_member_name(b, "layouts");
     json_builder_begin_array(b);
     for (size_t r = 0; r < n; r++) {
@@ -180,14 +188,14 @@ static void print_json(const Opts *o, const Preset *p, const char *name, Row *ro
  * layout in microseconds. */
 static void print_csv(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
 {
-    printf("syscall,cpu,clock_mhz,entry,layout,what_if,calls");
+    printf("syscall,cpu,clock_mhz,entry,paging,layout,what_if,calls");
     for (size_t i = 0; i < syscall_cost_count(); i++)
         printf(",%s_per_call", syscall_cost_column(i));
     printf(",latency_us,extra_us\n");
     for (size_t r = 0; r < n; r++) {
-        printf("%s,%s,%g,%s,%s,%d,%" G_GUINT64_FORMAT, name, p->name, p->clock_mhz,
-               o->sysenter ? "sysenter" : "int80", rows[r].layout->name, rows[r].layout->what_if,
-               rows[r].n);
+        printf("%s,%s,%g,%s,%s,%s,%d,%" G_GUINT64_FORMAT, name, p->name, p->clock_mhz,
+               o->sysenter ? "sysenter" : "int80", rows[r].layout->paging->name,
+               rows[r].layout->name, rows[r].layout->what_if, rows[r].n);
         for (size_t i = 0; i < syscall_cost_count(); i++)
             printf(",%.2f", mean(&rows[r], i));
         printf(",%.4f,%.4f\n", mean(&rows[r], 0) / p->clock_mhz,
@@ -207,6 +215,7 @@ int cmd_syscall(int argc, char **argv)
         { "bytes-in", 0, 0, G_OPTION_ARG_INT64, &o.bytes_in, "bytes copied from user space per call", "N" },
         { "bytes-out", 0, 0, G_OPTION_ARG_INT64, &o.bytes_out, "bytes copied to user space per call", "N" },
         { "ram", 0, 0, G_OPTION_ARG_STRING, &o.ram, "installed RAM (default 4G)", "SIZE" },
+        { "paging", 0, 0, G_OPTION_ARG_STRING, &o.paging, CLI_PAGING_HELP, "MODE" },
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &o.stubs, "entry/exit stubs to use instead of the layout's (.asm or .o; see src/kernel_model/stubs/)", "FILE" },
         { "profiles", 0, 0, G_OPTION_ARG_FILENAME, &o.profiles, "syscall profile table (default src/kernel_model/syscalls.ini)", "FILE" },
         { "uncertainty", 'u', 0, G_OPTION_ARG_INT64, &o.uncertainty, "90 % intervals over N sampled points of the preset's open estimates (default 0: none)", "N" },
@@ -256,6 +265,10 @@ int cmd_syscall(int argc, char **argv)
         fprintf(stderr, "vmsplit syscall: --ram '%s': expected a size such as 4G or 896M\n", o.ram);
         goto out;
     }
+    PagingMode paging;
+    if (!cli_opt_paging("syscall", o.paging, &paging) ||
+        !cli_check_ram_paging("syscall", ram, paging))
+        goto out;
     if (!(p = preset_load(o.cpu ? o.cpu : PRESET_DEFAULT, &err)) ||
         !(prof = profiles_load(o.profiles, &err))) {
         rc = cli_fail("syscall", err);
@@ -284,6 +297,8 @@ int cmd_syscall(int argc, char **argv)
         if (!(rows[i].layout = layout_lookup(names[i], &err))) {
             rc = cli_fail("syscall", err);
             goto out;
+        } else {
+            rows[i].layout = layout_with_paging(rows[i].layout, paging);
         }
     for (size_t i = 0; i < n; i++)
         if (!run_layout(&o, p, ram, obj ? obj : o.stubs, sp, &rows[i], &err)) {
@@ -318,6 +333,7 @@ out:
     g_free(o.ram);
     g_free(o.stubs);
     g_free(o.profiles);
+    g_free(o.paging);
     g_option_context_free(ctx);
     return rc;
 }

@@ -1,10 +1,13 @@
-/* vmsplit walk: explain one PAE translation on a machine image.
+/* vmsplit walk: explain one translation on a machine image, under PAE
+ * paging or (an image with 'cr4.pae 0') 32-bit paging.
  *
  *   vmsplit walk --mem IMAGE --access read|write|exec --cpl 0..3 VADDR [--json]
  *
- * Loads the image (docs/image-format.md), performs its MOV CR3 (a bad
- * PDPTE is a #GP(0) there), walks VADDR with the library's PAE walker and
- * prints every level, the outcome and the entries as the walk left them.
+ * Loads the image (docs/image-format.md), performs its MOV CR3 (under PAE
+ * a bad PDPTE is a #GP(0) there), walks VADDR with the library's walker
+ * and prints every level, the outcome and the entries as the walk left
+ * them. What differs between the modes (levels, index split, reserved
+ * bits, XD) is read from the mode's PagingRules (mmu/pae.h).
  * The explanation of a fault ("why") is derived here from the entries the
  * walker reported; the fault itself is always the walker's.
  *
@@ -32,6 +35,7 @@ typedef struct {
     const WalkArgs *args;
     const MachineImage *img;
     const PaeRegs *regs;
+    const PagingRules *rules;    /* the image's paging mode */
     bool gp;                     /* #GP(0) at the CR3 load */
     int bad_pdpte;               /* which PDPTE caused it */
     uint64_t bad_value;
@@ -67,9 +71,11 @@ static int parse_args(int argc, char **argv, WalkArgs *a)
         { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of text", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    g_autoptr(GOptionContext) ctx = g_option_context_new("VADDR - explain one PAE translation");
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("VADDR - explain one translation (PAE or 32-bit paging)");
     g_option_context_set_description(ctx,
-        "VADDR is a 32-bit linear address, hex (0x...) or decimal.\n"
+        "VADDR is a 32-bit linear address, hex (0x...) or decimal. The image's\n"
+        "'cr4.pae' selects PAE paging (1, the default) or 32-bit paging (0).\n"
         "Exit status: 0 translated, 1 architectural fault (#PF, or #GP at the CR3 load),\n"
         "2 bad input.\n\n"
         "Example:\n  vmsplit walk --mem workloads/images/user-4k.img --access write --cpl 3 0x0804a123\n");
@@ -118,20 +124,30 @@ static char *bit_list(uint64_t m)
     return g_string_free(s, FALSE);
 }
 
-static char *explain_rsvd(const PaeLevel *l, bool nxe)
+static bool level_large(const WalkResult *r, const PaeLevel *l)
 {
-    bool large = l->level == PAE_LEVEL_PDE && (l->before & PAE_PS);
-    uint64_t m = l->before & paging_reserved_bits(&pae_rules, large, nxe);
+    return l->level == PAE_LEVEL_PDE && paging_pde_large(r->rules, l->before, r->regs->pse);
+}
+
+static char *explain_rsvd(const WalkResult *r, const PaeLevel *l)
+{
+    const PagingRules *rules = r->rules;
+    bool large = level_large(r, l);
+    bool nxe = r->regs->nxe && rules->xd;
+    uint64_t m = l->before & paging_reserved_bits(rules, large, nxe);
     g_autofree char *bits = bit_list(m);
     GString *s = g_string_new(NULL);
     g_string_printf(s, "the %s at 0x%09llx has reserved bit%s %s set", level_name(l->level),
                     (unsigned long long)l->paddr, strchr(bits, ',') ? "s" : "", bits);
-    if (m & pae_rules.rsvd)
+    if (m & rules->rsvd)
         g_string_append(s, "; bits 62:36 lie above MAXPHYADDR=36");
-    if (m & PAE_XD)
+    if (m & rules->xd)
         g_string_append(s, "; bit 63 (XD) is reserved while EFER.NXE=0");
-    if (m & pae_rules.rsvd_large)
+    if ((m & rules->rsvd_large) && rules->mode == PAGING_PAE)
         g_string_append(s, "; bits 20:13 of a 2 MiB PDE must be 0 (is the frame 2 MiB aligned?)");
+    else if (m & rules->rsvd_large)
+        g_string_append(s, "; a 4 MiB PDE's bit 21 is reserved, and bits 20:17 would be "
+                           "address bits above MAXPHYADDR=36 (PSE-36: bits 16:13 give 35:32)");
     return g_string_free(s, FALSE);
 }
 
@@ -139,8 +155,9 @@ static char *explain_rsvd(const PaeLevel *l, bool nxe)
 static const char *levels_with(const PaeWalk *w, uint64_t bit, bool val)
 {
     bool in[2] = { false, false };
-    for (int i = 1; i < w->nlevels; i++)
-        in[i - 1] = ((w->levels[i].before & bit) != 0) == val;
+    for (int i = 0; i < w->nlevels; i++)
+        if (w->levels[i].level != PAE_LEVEL_PDPTE)
+            in[w->levels[i].level == PAE_LEVEL_PTE] = ((w->levels[i].before & bit) != 0) == val;
     return in[0] && in[1] ? "PDE and PTE" : in[0] ? "PDE" : in[1] ? "PTE" : "no entry";
 }
 
@@ -153,7 +170,7 @@ static char *explain_fault(const WalkResult *r)
         return g_strdup_printf("the %s at 0x%09llx is not present (P=0): no translation",
                                level_name(last->level), (unsigned long long)last->paddr);
     if (w->error_code & PF_ERR_RSVD)
-        return explain_rsvd(last, r->regs->nxe);
+        return explain_rsvd(r, last);
     if (user && strcmp(levels_with(w, PAE_US, false), "no entry"))
         return g_strdup_printf("user-mode access to a supervisor page: U/S=0 in the %s",
                                levels_with(w, PAE_US, false));
@@ -169,47 +186,74 @@ static char *explain_fault(const WalkResult *r)
 
 /* ---- text output ---- */
 
-static void print_entry(const char *indent, PaeLevelId level, uint64_t pa, uint64_t v,
+static void print_entry(const WalkResult *r, PaeLevelId level, uint64_t pa, uint64_t v,
                         const char *note)
 {
     char bits[128];
     if (v & PAE_P)
-        pae_describe_entry(level, v, bits, sizeof bits);
+        paging_describe_entry(r->rules, level, v, r->regs->pse, bits, sizeof bits);
     else
         g_strlcpy(bits, "not present (P=0; the CPU ignores the other bits)", sizeof bits);
-    printf("%s%-6s 0x%09llx  0x%016llx  %s%s\n", indent, level_name(level),
-           (unsigned long long)pa, (unsigned long long)v, bits, note);
+    if (r->rules->entry_bytes == 4)
+        printf("%-6s 0x%09llx  0x%08llx          %s%s\n", level_name(level),
+               (unsigned long long)pa, (unsigned long long)v, bits, note);
+    else
+        printf("%-6s 0x%09llx  0x%016llx  %s%s\n", level_name(level),
+               (unsigned long long)pa, (unsigned long long)v, bits, note);
 }
 
 static void print_header(const WalkResult *r)
 {
     const WalkArgs *a = r->args;
     const MachineImage *img = r->img;
+    const PagingRules *rules = r->rules;
     printf("machine image  %s\n", a->mem);
-    printf("control        CR3=0x%08x (PDPT at 0x%09x)  CR0.WP=%d  CR4.PGE=%d  EFER.NXE=%d\n",
-           img->cr3, img->cr3 & PAE_CR3_PDPT_MASK, img->cr0_wp, img->cr4_pge, img->efer_nxe);
+    const PaeLevel *pde = &r->walk.levels[r->walk.nlevels > 0 ? r->walk.nlevels - 1 : 0];
+    for (int i = 0; !r->gp && i < r->walk.nlevels; i++)
+        if (r->walk.levels[i].level == PAE_LEVEL_PDE)
+            pde = &r->walk.levels[i];
+    bool large = !r->gp && pde->level == PAE_LEVEL_PDE && (pde->before & PAE_P) &&
+                 level_large(r, pde);
+    if (rules->top_loaded) {
+        printf("control        CR3=0x%08x (PDPT at 0x%09x)  CR0.WP=%d  CR4.PGE=%d  EFER.NXE=%d\n",
+               img->cr3, img->cr3 & rules->cr3_base_mask, img->cr0_wp, img->cr4_pge,
+               img->efer_nxe);
+    } else {
+        printf("paging         32-bit (CR4.PAE=0): two levels, 4-byte entries, no PDPTEs%s\n",
+               img->cr4_pse ? ", 4 MiB pages (CR4.PSE=1)" : "; CR4.PSE=0: PDE.PS is ignored");
+        printf("control        CR3=0x%08x (page directory at 0x%08x)  CR0.WP=%d  CR4.PGE=%d  "
+               "EFER.NXE=%d%s\n",
+               img->cr3, img->cr3 & rules->cr3_base_mask, img->cr0_wp, img->cr4_pge,
+               img->efer_nxe, img->efer_nxe ? " (no effect: no XD in 32-bit paging)" : "");
+    }
     printf("access         %s at CPL %d (%s mode), linear address 0x%08x\n",
            access_names[a->access], a->cpl, a->cpl == 3 ? "user" : "supervisor", a->lin);
-    /* The split depends on where the walk ended: 2:9:21 for a 2 MiB page. */
-    const PaeLevel *pde = &r->walk.levels[1];
-    if (!r->gp && r->walk.nlevels == 2 && (pde->before & PAE_P) && (pde->before & PAE_PS))
-        printf("               = PDPT index %u, PD index 0x%03x, offset 0x%06x in a 2 MiB page\n",
-               a->lin >> PAE_PDPTE_SHIFT, (a->lin >> PAE_PDE_SHIFT) & 511,
-               a->lin & (PAE_PAGE_2M - 1));
+    /* The split depends on where the walk ended: 2:9:21 (PAE) or 10:22
+     * (32-bit) for a large page. */
+    unsigned idx = (1u << rules->index_bits) - 1;
+    unsigned pd = (a->lin >> rules->pde_shift) & idx, pt = (a->lin >> PAGE_SHIFT) & idx;
+    const char *top = rules->top_loaded ? "PDPT index " : "";
+    char topi[8] = "";
+    if (rules->top_loaded)
+        snprintf(topi, sizeof topi, "%u, ", a->lin >> PAE_PDPTE_SHIFT);
+    if (large)
+        printf("               = %s%sPD index 0x%03x, offset 0x%06x in a %s page\n", top, topi, pd,
+               a->lin & (rules->large_page - 1), rules->large_page == PAE_PAGE_2M ? "2 MiB" : "4 MiB");
     else
-        printf("               = PDPT index %u, PD index 0x%03x, PT index 0x%03x, offset 0x%03x\n",
-               a->lin >> PAE_PDPTE_SHIFT, (a->lin >> PAE_PDE_SHIFT) & 511, (a->lin >> 12) & 511,
-               a->lin & 0xfff);
+        printf("               = %s%sPD index 0x%03x, PT index 0x%03x, offset 0x%03x\n", top, topi,
+               pd, pt, a->lin & 0xfff);
 }
 
-static void print_error_code(uint32_t ec)
+static void print_error_code(const WalkResult *r, uint32_t ec)
 {
-    static const struct { uint32_t bit; const char *name, *off, *on; } b[] = {
+    const struct { uint32_t bit; const char *name, *off, *on; } b[] = {
         { PF_ERR_P, "P", "not present: no translation", "protection or reserved-bit violation" },
         { PF_ERR_W, "W/R", "the access was a read or fetch", "the access was a write" },
         { PF_ERR_U, "U/S", "supervisor-mode access (CPL < 3)", "user-mode access (CPL 3)" },
         { PF_ERR_RSVD, "RSVD", "no reserved bit set", "a reserved bit was set in an entry" },
-        { PF_ERR_ID, "I/D", "not an instruction fetch (or EFER.NXE=0)", "instruction fetch" },
+        { PF_ERR_ID, "I/D", r->rules->xd ? "not an instruction fetch (or EFER.NXE=0)"
+                                          : "never set in 32-bit paging (no XD)",
+          "instruction fetch" },
     };
     printf("error code     0x%04x\n", ec);
     for (size_t i = 0; i < G_N_ELEMENTS(b); i++)
@@ -223,23 +267,28 @@ static void print_outcome(const WalkResult *r)
         g_autofree char *why = explain_fault(r);
         printf("\noutcome        #PF (page fault, vector %u)\n", w->vector);
         printf("why            %s\n", why);
-        print_error_code(w->error_code);
+        print_error_code(r, w->error_code);
         printf("CR2            0x%08x\n", w->cr2);
         return;
     }
     printf("\noutcome        translated: linear 0x%08x -> physical 0x%09llx\n", r->args->lin,
            (unsigned long long)w->paddr);
-    printf("page           %s page at 0x%09llx\n", w->page_size == PAE_PAGE_2M ? "2 MiB" : "4 KiB",
+    printf("page           %s page at 0x%09llx\n",
+           w->page_size == PAE_PAGE_2M   ? "2 MiB"
+           : w->page_size == LEG_PAGE_4M ? "4 MiB"
+                                         : "4 KiB",
            (unsigned long long)w->frame);
     printf("rights         %s, %s, %s%s; %s\n", w->rw ? "writable" : "read-only",
            w->us ? "user" : "supervisor", w->nx ? "execute-disabled" : "executable",
-           r->regs->nxe ? "" : " (XD not honoured: EFER.NXE=0)",
+           !r->rules->xd ? " (no XD in 32-bit paging)"
+           : r->regs->nxe ? "" : " (XD not honoured: EFER.NXE=0)",
            w->global ? (r->img->cr4_pge ? "global (G=1, CR4.PGE=1)" : "G=1 but CR4.PGE=0: not global")
                      : "not global");
 }
 
-static void print_after(const PaeWalk *w)
+static void print_after(const WalkResult *r)
 {
+    const PaeWalk *w = &r->walk;
     printf("\nentries after the walk%s\n",
            w->fault ? ": unchanged (a faulting walk sets no A/D bits)" : "");
     if (w->fault)
@@ -251,13 +300,16 @@ static void print_after(const PaeWalk *w)
                                 : !set ? g_strdup("   (unchanged)")
                                 : g_strdup_printf("   (%s%s)", set & PAE_A ? "+A" : "",
                                                   set & PAE_D ? (set & PAE_A ? " +D" : "+D") : "");
-        print_entry("", l->level, l->paddr, l->after, note);
+        print_entry(r, l->level, l->paddr, l->after, note);
     }
 }
 
-static void print_refs(const PaeWalk *w)
+static void print_refs(const WalkResult *r)
 {
-    printf("\nmemory references (%d, besides the 4 PDPTE reads at MOV CR3)\n", w->nrefs);
+    const PaeWalk *w = &r->walk;
+    printf("\nmemory references (%d, %s)\n", w->nrefs,
+           r->rules->top_loaded ? "besides the 4 PDPTE reads at MOV CR3"
+                                : "and none at MOV CR3: 32-bit paging loads nothing");
     for (int i = 0; i < w->nrefs; i++)
         printf("  %-5s 0x%09llx%s\n", w->refs[i].write ? "write" : "read",
                (unsigned long long)w->refs[i].paddr,
@@ -271,9 +323,9 @@ static void print_text(const WalkResult *r)
         printf("\noutcome        #GP(0) (general protection, vector %d) at the MOV to CR3\n", VEC_GP);
         printf("why            PDPTE %d at 0x%09llx = 0x%016llx is present with reserved bit(s) set\n",
                r->bad_pdpte,
-               (unsigned long long)((r->img->cr3 & PAE_CR3_PDPT_MASK) + 8u * (unsigned)r->bad_pdpte),
+               (unsigned long long)((r->img->cr3 & r->rules->cr3_base_mask) + 8u * (unsigned)r->bad_pdpte),
                (unsigned long long)r->bad_value);
-        g_autofree char *bits = bit_list(r->bad_value & pae_rules.rsvd_top);
+        g_autofree char *bits = bit_list(r->bad_value & r->rules->rsvd_top);
         printf("               (bits %s; PAE PDPTE bits 2:1, 8:5 and 63:36 are reserved,\n"
                "               SDM Vol. 3A §4.4.1: nothing is loaded, no walk happens)\n", bits);
         return;
@@ -281,12 +333,12 @@ static void print_text(const WalkResult *r)
     printf("\n%-6s %-11s  %-18s  %s\n", "level", "entry at", "value", "decoded");
     for (int i = 0; i < r->walk.nlevels; i++) {
         const PaeLevel *l = &r->walk.levels[i];
-        print_entry("", l->level, l->paddr, l->before,
+        print_entry(r, l->level, l->paddr, l->before,
                     l->from_register ? "   (PDPTE register, loaded at MOV CR3)" : "");
     }
     print_outcome(r);
-    print_after(&r->walk);
-    print_refs(&r->walk);
+    print_after(r);
+    print_refs(r);
 }
 
 /* ---- JSON output: numbers that can exceed 2^53 are hex strings ---- */
@@ -323,8 +375,8 @@ static void json_str(JsonBuilder *b, const char *name, const char *v)
     json_builder_add_string_value(b, v);
 }
 
-static void json_entry(JsonBuilder *b, PaeLevelId level, uint64_t pa, uint64_t before,
-                       uint64_t after, bool from_register)
+static void json_entry(JsonBuilder *b, const WalkResult *r, PaeLevelId level, uint64_t pa,
+                       uint64_t before, uint64_t after, bool from_register)
 {
     char bits[128];
     json_builder_begin_object(b);
@@ -334,7 +386,7 @@ static void json_entry(JsonBuilder *b, PaeLevelId level, uint64_t pa, uint64_t b
     json_hex(b, "after", after, 16);
     json_bool(b, "from_register", from_register);
     if (after & PAE_P)
-        pae_describe_entry(level, after, bits, sizeof bits);
+        paging_describe_entry(r->rules, level, after, r->regs->pse, bits, sizeof bits);
     else
         g_strlcpy(bits, "not present", sizeof bits);
     json_str(b, "decoded", bits);
@@ -397,7 +449,9 @@ static void print_json(const WalkResult *r)
     json_hex(b, "linear", r->args->lin, 8);
     json_str(b, "access", access_names[r->args->access]);
     json_int(b, "cpl", r->args->cpl);
+    json_str(b, "paging", r->rules->name);
     json_hex(b, "cr3", r->img->cr3, 8);
+    json_bool(b, "cr4_pse", r->img->cr4_pse);
     json_bool(b, "cr0_wp", r->img->cr0_wp);
     json_bool(b, "cr4_pge", r->img->cr4_pge);
     json_bool(b, "efer_nxe", r->img->efer_nxe);
@@ -405,11 +459,11 @@ static void print_json(const WalkResult *r)
     json_builder_set_member_name(b, "entries");
     json_builder_begin_array(b);
     if (r->gp) {
-        uint64_t pa = (r->img->cr3 & PAE_CR3_PDPT_MASK) + 8u * (unsigned)r->bad_pdpte;
-        json_entry(b, PAE_LEVEL_PDPTE, pa, r->bad_value, r->bad_value, false);
+        uint64_t pa = (r->img->cr3 & r->rules->cr3_base_mask) + 8u * (unsigned)r->bad_pdpte;
+        json_entry(b, r, PAE_LEVEL_PDPTE, pa, r->bad_value, r->bad_value, false);
     }
     for (int i = 0; !r->gp && i < w->nlevels; i++)
-        json_entry(b, w->levels[i].level, w->levels[i].paddr, w->levels[i].before,
+        json_entry(b, r, w->levels[i].level, w->levels[i].paddr, w->levels[i].before,
                    w->levels[i].after, w->levels[i].from_register);
     json_builder_end_array(b);
     json_builder_set_member_name(b, "refs");
@@ -436,11 +490,12 @@ static int walk_run(const WalkArgs *a)
         return cli_fail("walk", err);
     }
     PaeRegs regs;
-    WalkResult r = { .args = a, .img = &img, .regs = &regs };
+    WalkResult r = { .args = a, .img = &img, .regs = &regs,
+                     .rules = paging_rules(image_paging_mode(&img)) };
     r.gp = !image_load_cr3(&img, pm, &regs, &r.bad_pdpte, NULL);
     if (r.gp) {
         g_assert(r.bad_pdpte >= 0);
-        r.bad_value = physmem_read64(pm, (img.cr3 & PAE_CR3_PDPT_MASK) + 8u * (unsigned)r.bad_pdpte);
+        r.bad_value = physmem_read64(pm, (img.cr3 & r.rules->cr3_base_mask) + 8u * (unsigned)r.bad_pdpte);
     } else {
         pae_walk(&regs, pm, a->lin, a->access, a->cpl, &r.walk);
     }
