@@ -1,7 +1,9 @@
 /* The paging-structure cache for PDEs (Intel SDM Vol. 3A §4.10.3): maps
  * linear-address bits 31:21 (PDPTE index and PDE index) to the PDE that
  * references a page table, so that a walk after a TLB miss can skip the
- * PDE read and go straight to the PTE. Part of the TLB hierarchy
+ * PDE read and go straight to the PTE. In 32-bit paging a PDE covers bits
+ * 31:22: the MMU looks it up with bit 21 cleared (Mmu.pde_region_mask),
+ * one key per 4 MiB region. Part of the TLB hierarchy
  * (hierarchy.h), which is the interface callers use.
  *
  * Entries are tagged with a PCID and are never global (§4.10.3.1: the G

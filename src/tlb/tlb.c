@@ -158,6 +158,18 @@ void tlb_bad_pcid(uint16_t pcid)
     g_error("TLB lookup with PCID %u: PCIDs have %d bits", pcid, TLB_PCID_BITS);
 }
 
+int tlb_probe_later_sizes(const Tlb *t, uint32_t lin, uint16_t pcid)
+{
+    for (unsigned i = 1; i < t->nsizes; i++) {
+        if (!t->nof[t->sizes[i]])
+            continue;
+        int s = probe_size(t, i, lin, pcid);
+        if (s != NO_SLOT)
+            return s;
+    }
+    return NO_SLOT;
+}
+
 TlbResult tlb_lookup_slow(Tlb *t, uint32_t lin, uint16_t pcid, Access access,
                           int cpl, const TlbEntry **out)
 {

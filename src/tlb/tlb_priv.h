@@ -75,13 +75,6 @@ struct Tlb {
                                   * first (sizes[1..]): none, and their
                                   * probes cannot match, so the hit path
                                   * skips them */
-    unsigned nof[TLB_NPAGESIZES]; /* valid entries per TlbPageSize, kept
-                                  * for the sizes after the first (the
-                                  * first's is not kept): a size with none
-                                  * is not probed (an array holding 2 MiB
-                                  * and 4 MiB pages holds only one of them
-                                  * at a time, as a CR4.PAE change flushes
-                                  * everything) */
     uint64_t missed;             /* probe key (first size) that tlb_hit_fast
                                   * found in no size, until the next fill;
                                   * 0: none. Spares tlb_lookup_slow the same
@@ -130,6 +123,14 @@ struct Tlb {
     uint16_t *set_valid;         /* valid ways per set */
 
     /* Cold. */
+    unsigned nof[TLB_NPAGESIZES]; /* valid entries per TlbPageSize, kept
+                                  * for the sizes after the first (the
+                                  * first's is not kept): in an array of
+                                  * three sizes, a later size with none is
+                                  * not probed (an array holding 2 MiB and
+                                  * 4 MiB pages holds only one of them at a
+                                  * time, as a CR4.PAE change flushes
+                                  * everything) */
     IndexNode *nodes;            /* the hash index's allocation */
     const TlbPolicy *policy;
     char *name;
@@ -235,19 +236,13 @@ TLB_HOT int probe_size(const Tlb *t, unsigned i, uint32_t lin, uint16_t pcid)
     return probe_key(t, i, lin, pcid, &key);
 }
 
-/* The probes of the sizes after the first, in order, skipping a size
- * with no entry (Tlb.nof): the slot answering lin, or NO_SLOT. */
-TLB_HOT int probe_later_sizes(const Tlb *t, uint32_t lin, uint16_t pcid)
-{
-    for (unsigned i = 1; i < t->nsizes; i++) {
-        if (!t->nof[t->sizes[i]])
-            continue;
-        int s = probe_size(t, i, lin, pcid);
-        if (s != NO_SLOT)
-            return s;
-    }
-    return NO_SLOT;
-}
+/* The probes of the sizes after the first in an array of three (4 KiB,
+ * 2 MiB, 4 MiB: the P4's), in order, skipping a size with no entry
+ * (Tlb.nof): the slot answering lin, or NO_SLOT. Out of line (tlb.c), so
+ * that the inline hit path of the common arrays (one or two sizes) keeps
+ * its registers: inlined, the loop cost the TLB's hit-path benchmark
+ * about 3 % of its host time. */
+int tlb_probe_later_sizes(const Tlb *t, uint32_t lin, uint16_t pcid);
 
 /* Count a valid entry of size z coming (d = 1) or going (d = -1): nlarge
  * and nof for a size after the first. */
@@ -357,9 +352,10 @@ TLB_HOT const TlbEntry *tlb_hit_fast_sized(Tlb *t, uint32_t lin, uint16_t pcid,
      * kernel's 2 MiB direct map from here too: the later sizes, after the
      * first missed, in tlb_lookup_slow's order. nlarge counts entries of
      * the later sizes, so it is 0 in an array of one size (no test of
-     * nsizes). */
+     * nsizes); with two sizes the second then has entries. */
     if (s == NO_SLOT && t->nlarge)
-        s = probe_later_sizes(t, lin, pcid);
+        s = G_LIKELY(t->nsizes == 2) ? probe_size(t, 1, lin, pcid)
+                                     : tlb_probe_later_sizes(t, lin, pcid);
     if (G_UNLIKELY(s == NO_SLOT)) {
         t->missed = key;             /* every size probed: tlb_lookup_slow need not */
         if (missed)
