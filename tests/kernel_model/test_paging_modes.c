@@ -19,7 +19,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "cpu/preset.h"
+#include "preset/preset.h"
 #include "kernel_model/aspace.h"
 #include "kernel_model/body.h"
 #include "kernel_model/layout_mem.h"
