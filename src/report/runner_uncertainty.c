@@ -22,6 +22,7 @@
  * ("read=1234.5;write=..."). */
 #include "calib/uncertainty.h"
 #include "kernel_model/layout.h"
+#include "kernel_model/ptformat.h"
 #include "replay/replay.h"
 #include "replay/trace.h"
 #include "report/csv.h"
@@ -188,6 +189,15 @@ static bool check_ram(const char *value, GError **err)
     return true;
 }
 
+static bool check_paging(const char *value, GError **err)
+{
+    if (ptformat_find(value))
+        return true;
+    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE, "unknown paging mode '%s' (expected %s)",
+                value, ptformat_names());
+    return false;
+}
+
 static bool check_trace(const char *value, GError **err)
 {
     if (!strcmp(value, "none")) {
@@ -213,9 +223,11 @@ static const SweepParam replay_params[] = {
      check_ram},
     {"layouts", "layout", SWEEP_PARAM_NAME, 0, "3g1g,4g4g", "layouts (3g1g, 4g4g, kpti...)",
      check_layout},
+    {"paging", "paging", SWEEP_PARAM_NAME, 0, "pae", "paging mode of every layout: pae or legacy",
+     check_paging},
 };
 
-enum { R_ENTRY = 4, R_RAM, R_LAYOUT };
+enum { R_ENTRY = 4, R_RAM, R_LAYOUT, R_PAGING };
 
 /* The breakdown's parts (replay_part_names, in its order), as columns. */
 static const char *const replay_figures[] = {
@@ -233,8 +245,18 @@ static bool run_replay_point(void *ctx, const SweepPoint *pt, char **out, GError
     const UncSample *s = sample_of(ctx, pt, err);
     if (!s)
         return false;
-    ReplayConfig cfg = { .preset = s->preset, .layout = layout_find(pt->values[R_LAYOUT]),
-                         .ram = g_ascii_strtoull(pt->values[R_RAM], NULL, 10) << 20,
+    const PageTableFormat *f = ptformat_find(pt->values[R_PAGING]);
+    uint64_t ram = g_ascii_strtoull(pt->values[R_RAM], NULL, 10) << 20;
+    if (ram > f->phys_limit) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "installed RAM %s MiB is more than %s (%s) paging addresses (%.0f GiB): "
+                    "lower --ram or use --paging pae", pt->values[R_RAM], f->name, f->title,
+                    f->phys_limit / 1073741824.0);
+        return false;
+    }
+    ReplayConfig cfg = { .preset = s->preset,
+                         .layout = layout_with_paging(layout_find(pt->values[R_LAYOUT]), f->mode),
+                         .ram = ram,
                          .sysenter = !strcmp(pt->values[R_ENTRY], "sysenter") };
     ReplayResult *r = replay_run(&cfg, pt->values[P_WORKLOAD], err);
     if (!r)

@@ -157,6 +157,34 @@ START_TEST(baseline_zero_and_central_inside)
 }
 END_TEST
 
+/* The design's points replay in the paging mode the comparison runs in.
+ * At every point a PAE CR3 write costs what a legacy one does plus its
+ * four PDPTE loads, so the legacy CR3 part is below the PAE one point by
+ * point, and so are its 5th and 95th percentiles (the points once ran
+ * under PAE whatever --paging said: equal intervals). */
+static void cr3_part(JsonParser *p, guint layout, double *lo, double *hi)
+{
+    JsonObject *o = json_array_get_object_element(comparison(p), layout);
+    JsonObject *iv90 = json_object_get_object_member(o, "interval_90");
+    iv(json_object_get_object_member(iv90, "extra_cycles_by_part"), "syscall CR3 writes", lo, hi);
+}
+
+START_TEST(legacy_intervals_follow_mode)
+{
+    JsonParser *pae = compare_json(NULL, NULL, NULL, NULL);
+    JsonParser *leg = compare_json("--paging", "legacy", NULL, NULL);
+    for (guint i = 1; i < 3; i++) {
+        double plo, phi, llo, lhi;
+        cr3_part(pae, i, &plo, &phi);
+        cr3_part(leg, i, &llo, &lhi);
+        ck_assert_msg(0 < llo && llo < plo && lhi < phi, "layout %u: legacy [%g, %g], PAE [%g, %g]",
+                      i, llo, lhi, plo, phi);
+    }
+    g_object_unref(pae);
+    g_object_unref(leg);
+}
+END_TEST
+
 START_TEST(text_and_csv)
 {
     const char *argv[] = { vmsplit, "compare", "--uncertainty", "3", TRACE, NULL };
@@ -210,6 +238,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, same_for_any_jobs_and_shards);
     tcase_add_test(tc, baseline_zero_and_central_inside);
+    tcase_add_test(tc, legacy_intervals_follow_mode);
     tcase_add_test(tc, text_and_csv);
     tcase_add_test(tc, bad_options);
     suite_add_tcase(s, tc);

@@ -55,7 +55,9 @@ static bool run_sweep(const CompareUncConfig *cfg, const char *path, GError **er
               sweep_def_add_value(d, "workload", cfg->trace, err) &&
               sweep_def_add_list(d, "entry", cfg->sysenter ? "sysenter" : "int80", err) &&
               sweep_def_add_list(d, "ram", ram, err) &&
-              sweep_def_add_list(d, "layout", layouts, err) && sweep_def_finish(d, err) &&
+              sweep_def_add_list(d, "layout", layouts, err) &&
+              sweep_def_add_list(d, "paging", cfg->paging ? cfg->paging : "pae", err) &&
+              sweep_def_finish(d, err) &&
               sweep_run(d, path, &o, &res, err);
     g_string_free(samples, TRUE);
     g_free(layouts);

@@ -30,6 +30,7 @@ typedef struct {
     const char *trace;
     char **layouts;              /* the first is the baseline */
     bool sysenter;
+    const char *paging;          /* "pae" or "legacy" (ptformat names) */
     uint64_t ram;
     double clock_mhz;            /* the preset's (not a sampled figure) */
     unsigned points, jobs;

@@ -270,7 +270,8 @@ static int run(int argc, char **argv, bool compare)
     if (npoints) {
         CompareUncConfig uc = { .cpu = o.cpu ? o.cpu : PRESET_DEFAULT,
                                 .trace = spooled ? spooled : trace, .layouts = names,
-                                .sysenter = o.sysenter, .ram = ram, .clock_mhz = p->clock_mhz,
+                                .sysenter = o.sysenter, .paging = ptformat_get(paging)->name,
+                                .ram = ram, .clock_mhz = p->clock_mhz,
                                 .points = (unsigned)npoints, .jobs = (unsigned)njobs,
                                 .csv = o.uncertainty_csv,
                                 .progress = !o.no_progress && isatty(STDERR_FILENO) };
