@@ -10,12 +10,14 @@
 
 #define BASELINE_LAYOUT "3g1g"
 
-bool gen_rate_measure(const char *trace, const Preset *p, bool sysenter, double *rate,
-                      double *kernel_s, double *user_s_per_insn, uint64_t *syscalls,
+bool gen_rate_measure(const char *trace, const Preset *p, bool sysenter, PagingMode paging,
+                      double *rate, double *kernel_s, double *user_s_per_insn, uint64_t *syscalls,
                       uint64_t *user_insns, GError **err)
 {
-    ReplayConfig cfg = { .preset = p, .layout = layout_find(BASELINE_LAYOUT), .ram = 4ULL << 30,
-                         .sysenter = sysenter };
+    /* 4 GiB: within both modes' physical reach (legacy paging: 4 GiB). */
+    ReplayConfig cfg = { .preset = p,
+                         .layout = layout_with_paging(layout_find(BASELINE_LAYOUT), paging),
+                         .ram = 4ULL << 30, .sysenter = sysenter };
     ReplayResult *r = replay_run(&cfg, trace, err);
     if (!r)
         return false;
@@ -57,7 +59,8 @@ static bool try_insns(const Generator *gen, const GenOptions *o, const GenRateTa
     uint64_t n = 0, insns = 0;
     double per_insn = 0;
     bool ok = gen_write(gen, &g, path, err) &&
-              gen_rate_measure(path, t->preset, t->sysenter, rate, k, &per_insn, &n, &insns, err);
+              gen_rate_measure(path, t->preset, t->sysenter, t->paging, rate, k, &per_insn, &n,
+                               &insns, err);
     /* Seconds per syscall that one more unit of u adds. */
     if (ok)
         *c = per_insn * (double)insns / (double)n / (double)u;
@@ -87,8 +90,9 @@ bool gen_rate_solve(const Generator *gen, const GenOptions *o, const GenRateTarg
         if (left <= 0 || (u <= 1 && rate < t->rate)) {
             g_set_error(err, GEN_ERROR, GEN_ERROR_OPTION,
                         "--rate %.0f: out of reach for %s on %s: its system calls alone "
-                        "take %.3f us each under " BASELINE_LAYOUT ", so at most about %.0f "
-                        "per second", t->rate, gen->name, t->preset->name, k * 1e6, 1.0 / k);
+                        "take %.3f us each under " BASELINE_LAYOUT "%s, so at most about %.0f "
+                        "per second", t->rate, gen->name, t->preset->name, k * 1e6,
+                        t->paging == PAGING_LEGACY ? " (legacy paging)" : "", 1.0 / k);
             return false;
         }
         double next = fmax(1.0, round(left / c));

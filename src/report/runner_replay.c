@@ -12,8 +12,10 @@
  * point's count, seed and rate, and the file is removed afterwards. The
  * rate is a target the workload reaches, as `vmsplit gen --rate` makes it
  * (replay/gen_rate.h): replayed on the point's CPU under 3g1g with the
- * point's entry, it makes that many syscalls per simulated second, kernel
- * time included. base_syscalls_per_sec is what the 3g1g replay reached
+ * point's entry and paging mode (a legacy point's rate is solved under
+ * legacy 3g1g: the same user work is not the same rate in both modes), it
+ * makes that many syscalls per simulated second, kernel time included.
+ * base_syscalls_per_sec is what the 3g1g replay reached
  * (within 0.5 % of the target), syscalls_per_sec what the point's layout
  * reached with the same user work (lower: its syscalls cost more).
  * count, seed and rate mean nothing for a trace file; they still appear
@@ -179,7 +181,7 @@ static void override(TlbGeom *g, uint64_t entries)
 }
 
 /* A private trace for a gen: point; the caller removes and frees it. */
-static char *gen_trace(const Preset *p, const SweepPoint *pt, GError **err)
+static char *gen_trace(const Preset *p, PagingMode paging, const SweepPoint *pt, GError **err)
 {
     const Generator *g = gen_find(pt->values[P_WORKLOAD] + strlen(GEN_PREFIX));
     g_assert(g);  /* check_workload let it in */
@@ -189,7 +191,8 @@ static char *gen_trace(const Preset *p, const SweepPoint *pt, GError **err)
     o.seed = num(pt, P_SEED);
     if (num(pt, P_RATE) > 0) {
         GenRateTarget t = { .rate = (double)num(pt, P_RATE), .preset = p,
-                            .sysenter = !strcmp(pt->values[P_ENTRY], "sysenter") };
+                            .sysenter = !strcmp(pt->values[P_ENTRY], "sysenter"),
+                            .paging = paging };
         GenRateResult res;
         if (!gen_rate_solve(g, &o, &t, &res, err))
             return NULL;
@@ -280,7 +283,7 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
     override(&tc.dtlb_4k, num(pt, P_DENT));
     override(&tc.itlb_4k, num(pt, P_IENT));
     bool gen = g_str_has_prefix(pt->values[P_WORKLOAD], GEN_PREFIX);
-    char *tmp = gen ? gen_trace(p, pt, err) : NULL;
+    char *tmp = gen ? gen_trace(p, f->mode, pt, err) : NULL;
     ReplayResult *r = NULL, *b = NULL;
     if (!gen || tmp) {
         const char *trace = gen ? tmp : pt->values[P_WORKLOAD];

@@ -504,7 +504,7 @@ START_TEST(test_rate_realised)
     g_autofree char *path = gen_file(name, &o, "rate.vmt");
     double rate, k, c;
     uint64_t n, u;
-    ck_assert(gen_rate_measure(path, p, false, &rate, &k, &c, &n, &u, &err));
+    ck_assert(gen_rate_measure(path, p, false, PAGING_PAE, &rate, &k, &c, &n, &u, &err));
     ck_assert_msg(fabs(rate / 10000 - 1) < 0.05, "%s on %s: %.1f syscalls/s for --rate 10000",
                   name, cpu, rate);
     /* Not the nominal conversion: the kernel's share of 1/R leaves less
