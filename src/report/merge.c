@@ -59,7 +59,11 @@ static bool load_inputs(Merge *m, const char *const *inputs, GError **err)
             g_free(b);
             return false;
         }
-        if (!check_header(m, i, err))
+        /* A shard written before a parameter existed ran its default:
+         * its rows gain the column, as the merged CSV has it. */
+        guint added = 0;
+        if (!sweep_record_fill_columns(m->tables[i], m->defs[i], &added, err) ||
+            !check_header(m, i, err))
             return false;
     }
     return true;

@@ -244,7 +244,9 @@ static bool out_rewrite(const Out *w, const SweepDef *d, GError **err)
 /* Resume from an existing file: false with err set if it cannot be used;
  * *fresh set when it holds no header yet (start it over). A file from
  * before the sidecar (its record in a comment line) is converted: sidecar
- * written first, then the CSV rewritten without the line. */
+ * written first, then the CSV rewritten without the line. So is one from
+ * before a parameter existed (sweep_record_fill_columns): it gains the
+ * column with the default its points ran. */
 static bool out_resume(Out *w, const SweepDef *d, bool *fresh, SweepResult *res,
                        GError **err)
 {
@@ -280,11 +282,14 @@ static bool out_resume(Out *w, const SweepDef *d, bool *fresh, SweepResult *res,
         }
         ok = false;
     } else {
-        ok = check_same_sweep(d, old, t, err) && out_take_rows(w, d, t, err);
-        if (ok && t->comments->len) {
-            /* Legacy record (or stray comments): the record goes to the
-             * sidecar, then the CSV loses its comment lines (and a torn
-             * last line with them). */
+        guint added = 0;
+        ok = sweep_record_fill_columns(t, old, &added, err) &&
+             check_same_sweep(d, old, t, err) && out_take_rows(w, d, t, err);
+        if (ok && (t->comments->len || added)) {
+            /* Legacy record (or stray comments), or a CSV from before a
+             * parameter existed: the record goes to the sidecar, then the
+             * CSV is rewritten without comment lines (and a torn last line
+             * with them) and with the columns it lacked. */
             ok = sweep_record_write(d, w->path, true, true, err) && out_rewrite(w, d, err);
             if (ok && t->torn)
                 res->repaired = true;

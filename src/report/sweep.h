@@ -139,6 +139,13 @@ SweepDef *sweep_def_from_table(const CsvTable *t, GError **err);
  * record; an unreadable sidecar is an error. The kind need not be known to
  * this build. */
 char *sweep_record_kind(const CsvTable *t, GError **err);
+/* Give t (a sweep CSV read from disk) the parameter columns its header
+ * lacks because it was written before they existed: each such column whose
+ * value in d is the parameter's single default is inserted at its place,
+ * the default in every row; *added counts them (the caller rewrites the
+ * file if it keeps it). Other missing columns are left for the header
+ * check to report. */
+bool sweep_record_fill_columns(CsvTable *t, const SweepDef *d, guint *added, GError **err);
 /* Parse a legacy comment line's text (after '#'); path and line name it in
  * errors. NULL with err unset if the line is not a sweep line at all. */
 SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,

@@ -19,7 +19,15 @@
  *
  * And the reading of the legacy record, the CSV's first line
  * "# vmsplit-sweep v1 kind=KIND column=v1,v2 ... [shard=K/N]" (values
- * %-escaped), written before the sidecar existed. */
+ * %-escaped), written before the sidecar existed.
+ *
+ * Parameters added to a kind later (replay's `paging`): a record written
+ * before one existed lacks it, and its CSV lacks the column. That sweep
+ * ran the parameter's default (replay's points all ran PAE), so a record
+ * without a parameter whose default is one value takes that value, and
+ * sweep_record_fill_columns gives the old CSV the column, the default in
+ * every row, for resume, merge and plot. A missing parameter with no
+ * default or a list of defaults stays an error: the record is damaged. */
 #include "config.h"
 #include "report/sweep.h"
 
@@ -145,6 +153,59 @@ static const char *string_member(JsonObject *o, const char *name)
     return json_node_get_string(n);
 }
 
+/* A parameter a record may lack: one added later, with a single default
+ * (the value every sweep written before it ran). */
+static bool param_has_one_default(const SweepParam *p)
+{
+    return p->defaults && *p->defaults && !strchr(p->defaults, ',');
+}
+
+/* A recorded sweep without parameter i: its default, or an error. */
+static bool take_default(SweepDef *d, size_t i, const char *where, const char *missing,
+                         const char *quote, GError **err)
+{
+    const SweepParam *p = &sweep_def_runner(d)->params[i];
+    if (!param_has_one_default(p)) {
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE, "%s: %s %s%s%s", where, missing,
+                    quote, p->column, quote);
+        return false;
+    }
+    if (!sweep_def_add_list(d, p->column, p->defaults, err)) {
+        g_prefix_error(err, "%s: the default of \"%s\": ", where, p->column);
+        return false;
+    }
+    return true;
+}
+
+bool sweep_record_fill_columns(CsvTable *t, const SweepDef *d, guint *added, GError **err)
+{
+    const SweepRunner *r = sweep_def_runner(d);
+    *added = 0;
+    if (!t->header)
+        return true;
+    for (size_t i = 0; i < r->n_params; i++) {
+        const SweepParam *p = &r->params[i];
+        if (csv_table_column(t, p->column) >= 0 || !param_has_one_default(p) ||
+            sweep_def_n_values(d, i) != 1 || i > t->header->len)
+            continue;
+        /* Only the default: a record that names another value for a column
+         * its CSV lacks does not describe that CSV (the header check says so). */
+        SweepDef *dflt = sweep_def_new(r);
+        bool ok = sweep_def_add_list(dflt, p->column, p->defaults, err);
+        bool is_default = ok && !strcmp(sweep_def_value(dflt, i, 0), sweep_def_value(d, i, 0));
+        sweep_def_free(dflt);
+        if (!ok)
+            return false;
+        if (!is_default)
+            continue;
+        g_ptr_array_insert(t->header, (gint)i, g_strdup(p->column));
+        for (guint k = 0; k < t->rows->len; k++)
+            g_ptr_array_insert(t->rows->pdata[k], (gint)i, g_strdup(sweep_def_value(d, i, 0)));
+        (*added)++;
+    }
+    return true;
+}
+
 static bool read_parameters(SweepDef *d, JsonObject *o, const char *where, GError **err)
 {
     const SweepRunner *r = sweep_def_runner(d);
@@ -167,7 +228,12 @@ static bool read_parameters(SweepDef *d, JsonObject *o, const char *where, GErro
     for (size_t i = 0; ok && i < r->n_params; i++) {
         const char *col = r->params[i].column;
         JsonNode *an = json_object_get_member(params, col);
-        if (!an || !JSON_NODE_HOLDS_ARRAY(an) ||
+        if (!an) {
+            ok = take_default(d, i, where, "expected a non-empty list of values for", "\"",
+                              err);
+            continue;
+        }
+        if (!JSON_NODE_HOLDS_ARRAY(an) ||
             json_array_get_length(json_node_get_array(an)) == 0) {
             g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
                         "%s: expected a non-empty list of values for \"%s\"", where, col);
@@ -339,12 +405,8 @@ SweepDef *sweep_def_from_comment(const char *text, const char *path, guint line,
     for (guint w = 3; ok && w < words->len; w++)
         ok = parse_token(d, words->pdata[w], where, err);
     for (size_t i = 0; ok && i < r->n_params; i++)
-        if (sweep_def_n_values(d, i) == 0) {
-            g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                        "%s: the sweep line has no values for %s", where,
-                        r->params[i].column);
-            ok = false;
-        }
+        if (sweep_def_n_values(d, i) == 0)
+            ok = take_default(d, i, where, "the sweep line has no values for", "", err);
     if (ok)
         ok = sweep_def_finish(d, err);
     if (!ok) {
