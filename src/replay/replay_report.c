@@ -216,12 +216,15 @@ static const char *const part_columns[REPLAY_NPARTS] = {
 };
 
 /* The header, once per CSV (compare prints every layout's rows under it).
+ * paging is the layout's page-table format ("pae", "legacy"); it follows
+ * the syscall so that the syscall stays field 3 (compare --uncertainty's
+ * rows are found by it, cmd_compare.c).
  * The last columns are filled only in a layout's summary row (syscall
  * "ALL", replay_print_csv_summary): its overhead against the baseline and
  * where the extra cycles went, by part. */
 void replay_print_csv_header(FILE *out)
 {
-    fprintf(out, "cpu,layout,syscall,count,mean_cycles,mean_us,p50_us,p99_us");
+    fprintf(out, "cpu,layout,syscall,paging,count,mean_cycles,mean_us,p50_us,p99_us");
     for (size_t k = 0; k < syscall_cost_count(); k++)
         fprintf(out, ",%s_total", syscall_cost_column(k));
     fprintf(out, ",syscalls_per_sec,overhead_pct");
@@ -238,8 +241,8 @@ void replay_print_csv_summary(const ReplayResult *r, const ReplayResult *base, F
     for (guint i = 0; i < replay_nsyscalls(r); i++)
         syscall_cost_add(&sum, &replay_syscall(r, i)->sum);
     double n = (double)t->syscalls, secs = replay_seconds(r);
-    fprintf(out, "%s,%s,ALL,%" G_GUINT64_FORMAT ",%.1f,%.4f,,", c->preset->name, c->layout->name,
-            t->syscalls, n ? sum.cycles / n : 0.0, n ? us(r, sum.cycles / n) : 0.0);
+    fprintf(out, "%s,%s,ALL,%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,,", c->preset->name,
+            c->layout->name, c->layout->paging->name, t->syscalls, n ? sum.cycles / n : 0.0, n ? us(r, sum.cycles / n) : 0.0);
     for (size_t k = 0; k < syscall_cost_count(); k++)
         fprintf(out, ",%" G_GUINT64_FORMAT, syscall_cost_value(&sum, k));
     fprintf(out, ",%.2f,", secs > 0 ? n / secs : 0.0);
@@ -265,8 +268,8 @@ void replay_print_csv(const ReplayResult *r, FILE *out)
     for (guint i = 0; i < replay_nsyscalls(r); i++) {
         const ReplaySyscall *s = replay_syscall(r, i);
         double n = (double)s->hist.n;
-        fprintf(out, "%s,%s,%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,%.4f,%.4f", c->preset->name,
-                c->layout->name, s->name, s->hist.n, s->sum.cycles / n, us(r, s->sum.cycles / n),
+        fprintf(out, "%s,%s,%s,%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,%.4f,%.4f", c->preset->name,
+                c->layout->name, s->name, c->layout->paging->name, s->hist.n, s->sum.cycles / n, us(r, s->sum.cycles / n),
                 us(r, (double)lhist_quantile(&s->hist, 0.5)), us(r, (double)lhist_quantile(&s->hist, 0.99)));
         for (size_t k = 0; k < syscall_cost_count(); k++)
             fprintf(out, ",%" G_GUINT64_FORMAT, syscall_cost_value(&s->sum, k));
@@ -282,8 +285,9 @@ void replay_print_csv(const ReplayResult *r, FILE *out)
     for (int k = 0; rf->has_refs && k < UFAULT_KINDS; k++) {
         uint64_t n = rf->faults.count[k], cyc = rf->faults.cycles[k];
         double mean = n ? (double)cyc / n : 0;
-        fprintf(out, "%s,%s,#pf:%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,,,%" G_GUINT64_FORMAT,
-                c->preset->name, c->layout->name, usermm_fault_name((UserFaultKind)k), n, mean,
+        fprintf(out, "%s,%s,#pf:%s,%s,%" G_GUINT64_FORMAT ",%.1f,%.4f,,,%" G_GUINT64_FORMAT,
+                c->preset->name, c->layout->name, usermm_fault_name((UserFaultKind)k),
+                c->layout->paging->name, n, mean,
                 us(r, mean), cyc);
         for (size_t j = 1; j < syscall_cost_count(); j++)
             fputc(',', out);

@@ -92,6 +92,33 @@ END_TEST
 /* sweep --kind replay takes paging as a parameter and writes it as a
  * column; the legacy point's 4g4g overhead on the null generator is below
  * the PAE point's (no PDPTE loads at its two MOV CR3 per call). */
+/* The text's cr3 line says what MOV CR3 does in the mode: the four PDPTE
+ * loads under PAE (SDM Vol. 3A 4.4.1), none under 32-bit paging. */
+START_TEST(syscall_text_cr3)
+{
+    static const char *const modes[] = { "pae", "legacy" };
+    for (int m = 0; m < 2; m++) {
+        const char *args[] = { "syscall", "--layouts", "4g4g", "--count", "5", "--paging",
+                               modes[m], NULL };
+        char *out = NULL, *err = NULL;
+        ck_assert_msg(run(&out, &err, args) == 0, "%s", err);
+        char **lines = g_strsplit(out, "\n", -1);
+        const char *cr3 = NULL;
+        for (char **l = lines; *l; l++)
+            if (g_str_has_prefix(*l, "cr3 "))
+                cr3 = *l;
+        ck_assert_msg(cr3, "no cr3 line in:\n%s", out);
+        bool four = strstr(cr3, "four PDPTE loads") != NULL;
+        ck_assert_msg(four == (m == 0), "--paging %s: '%s'", modes[m], cr3);
+        if (m == 1)
+            ck_assert_msg(strstr(cr3, "no PDPTE"), "'%s'", cr3);
+        g_strfreev(lines);
+        g_free(out);
+        g_free(err);
+    }
+}
+END_TEST
+
 START_TEST(sweep_paging_column)
 {
     char *dir = g_dir_make_tmp("vmsplit-paging-XXXXXX", NULL);
@@ -151,6 +178,7 @@ int main(int argc, char **argv)
     tcase_add_loop_test(tc, unknown_mode, 0, 3);
     tcase_add_test(tc, legacy_syscall_json);
     tcase_add_test(tc, sweep_paging_column);
+    tcase_add_test(tc, syscall_text_cr3);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

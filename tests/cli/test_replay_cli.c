@@ -83,11 +83,33 @@ START_TEST(text_and_csv)
     g_free(want);
     g_free(out);
     g_free(err);
-    const char *b[] = { "replay", "--csv", trace, NULL };
-    ck_assert_int_eq(run(b, &out, &err), 0);
-    ck_assert(g_str_has_prefix(out, "cpu,layout,syscall,count,"));
-    g_free(out);
-    g_free(err);
+    /* Every output names the paging mode it ran in: the text in a line,
+     * the CSV in a column of every row (PAE, the default, too). */
+    static const char *const modes[] = { "pae", "legacy" };
+    for (size_t m = 0; m < G_N_ELEMENTS(modes); m++) {
+        const char *b[] = { "replay", "--csv", "--paging", modes[m], trace, NULL };
+        ck_assert_int_eq(run(b, &out, &err), 0);
+        ck_assert(g_str_has_prefix(out, "cpu,layout,syscall,paging,count,"));
+        char **rows = g_strsplit(out, "\n", -1);
+        unsigned n = 0;
+        for (char **r = rows + 1; *r && **r; r++, n++) {
+            char **f = g_strsplit(*r, ",", 5);
+            ck_assert_msg(f[3] && !strcmp(f[3], modes[m]), "--paging %s: row '%s'", modes[m], *r);
+            g_strfreev(f);
+        }
+        ck_assert_uint_gt(n, 1);
+        g_strfreev(rows);
+        g_free(out);
+        g_free(err);
+        const char *c[] = { "replay", "--paging", modes[m], trace, NULL };
+        ck_assert_int_eq(run(c, &out, &err), 0);
+        char *want = g_strdup_printf("paging: %s (", modes[m]);
+        ck_assert_msg(g_str_has_prefix(out, want), "--paging %s: text starts '%.60s'", modes[m],
+                      out);
+        g_free(want);
+        g_free(out);
+        g_free(err);
+    }
 }
 END_TEST
 

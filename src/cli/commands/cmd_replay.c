@@ -295,10 +295,10 @@ static int run(int argc, char **argv, bool compare)
             replay_print_csv_summary(res[i], compare ? res[0] : NULL, stdout);
     }
     else {
-        /* The text names a paging mode other than the default (PAE). */
-        if (paging != PAGING_PAE)
-            printf("paging: %s (%s): every layout's page tables in that format\n\n",
-                   ptformat_get(paging)->name, ptformat_get(paging)->title);
+        /* The text names the paging mode, the default (PAE) too: the
+         * figures differ between modes. */
+        printf("paging: %s (%s): every layout's page tables in that format\n\n",
+               ptformat_get(paging)->name, ptformat_get(paging)->title);
         if (compare) {
             replay_print_compare(res, n, trace, stdout);
             if (unc)

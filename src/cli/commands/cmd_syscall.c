@@ -86,6 +86,16 @@ static bool run_intervals(const Opts *o, const Preset *p, uint64_t ram, const ch
     return ok;
 }
 
+/* What cost i is, true for the paging mode: MOV CR3 loads the four PDPTEs
+ * under PAE only (SDM Vol. 3A 4.4.1); under 32-bit paging it loads no
+ * PDPTE registers and costs the instruction alone. */
+static const char *cost_desc(const PageTableFormat *f, size_t i)
+{
+    if (f->mode != PAGING_PAE && !strcmp(syscall_cost_column(i), "cr3_cycles"))
+        return "MOV CR3: the instruction alone (32-bit paging loads no PDPTEs)";
+    return syscall_cost_desc(i);
+}
+
 static void print_text(const Opts *o, const Preset *p, const char *name, Row *rows, size_t n)
 {
     /* The paging mode is named when it is not the default (PAE). */
@@ -103,7 +113,7 @@ static void print_text(const Opts *o, const Preset *p, const char *name, Row *ro
         printf("%-12s", syscall_cost_name(i));
         for (size_t r = 0; r < n; r++)
             printf("%14.1f", mean(&rows[r], i));
-        printf("   %s\n", syscall_cost_desc(i));
+        printf("   %s\n", cost_desc(f, i));
     }
     printf("%-12s", "latency us");
     for (size_t r = 0; r < n; r++)
@@ -129,9 +139,6 @@ static void print_text(const Opts *o, const Preset *p, const char *name, Row *ro
         }
         printf("   us against %s\n", rows[0].layout->name);
     }
-    if (f->mode != PAGING_PAE)
-        printf("\nnote: %s paging: MOV CR3 loads no PDPTE registers; cr3 is the instruction "
-               "alone.\n", f->title);
     for (size_t r = 0; r < n; r++)
         if (rows[r].layout->what_if)
             printf("\nnote: %s is a what-if: PCID exists only in IA-32e paging, not on an i686 core.\n",
@@ -229,7 +236,8 @@ int cmd_syscall(int argc, char **argv)
         "NAME is a syscall of the profile table (default getppid, the null call).\n"
         "Each layout boots its own machine; the call runs from user mode through the\n"
         "layout's NASM stubs and back, and its cycles are split into base (entry/exit),\n"
-        "cr3 (MOV CR3 and its PDPTE loads), walks (TLB refills), uaccess and body.\n\n"
+        "cr3 (MOV CR3, with its four PDPTE loads under PAE), walks (TLB refills),\n"
+        "uaccess and body.\n\n"
         "--stubs replaces the entry/exit code: copy a stub from src/kernel_model/stubs/\n"
         "(with common.inc beside it), edit it, and pass it; it must define int80_entry,\n"
         "sysenter_entry, irq_entry, ret_from_fork and cpu_data. It applies to every\n"
