@@ -67,7 +67,7 @@ static const GroupDef preset_groups[] = {
 static const KeyDef preset_keys[] = {
     { "cpu", "description", T_STR, OFF(description), K_REQ, 0, "one line: the part" },
     { "cpu", "clock_mhz", T_MHZ, OFF(clock_mhz), K_REQ, 0, "core clock in MHz" },
-    { "features", "pae", T_BOOL, OFF(pae), K_REQ, 0, "CPUID.1:EDX.PAE (must be true)" },
+    { "features", "pae", T_BOOL, OFF(pae), K_REQ, 0, "CPUID.1:EDX.PAE (must be true: see check_geometry)" },
     { "features", "pge", T_BOOL, OFF(pge), K_REQ, 0, "CPUID.1:EDX.PGE, global pages" },
     { "features", "pse", T_BOOL, OFF(pse), K_REQ, 0, "CPUID.1:EDX.PSE, large pages" },
     { "features", "sep", T_BOOL, OFF(sep), K_REQ, 0, "CPUID.1:EDX.SEP, SYSENTER/SYSEXIT" },
@@ -494,9 +494,16 @@ static bool check_policy(const Preset *p, const Src *s, GError **err)
 
 static bool check_geometry(const Preset *p, const Src *s, GError **err)
 {
+    /* features.pae is CPUID's PAE flag: a PAE run needs it, a legacy one
+     * does not. It stays required because the default mode is PAE and not
+     * every command that boots a machine checks the preset against the
+     * mode up front (a PAE run without it would end in a #GP on the boot
+     * code's CR4 write, not a clear error); presets/README.md. */
     if (!p->pae)
         return preset_src_fail(err, PRESET_ERROR_INVALID, s, src_line(s, "features", "pae"),
-                        "features.pae: false; expected true (vmsplit models PAE paging)");
+                        "features.pae: false; expected true (a CPU without PAE cannot run "
+                        "the default --paging pae, and vmsplit does not yet refuse that per "
+                        "run)");
     if (!check_tlb(&p->itlb_4k, "itlb_4k", true, s, err) ||
         !check_tlb(&p->itlb_large, "itlb_large", false, s, err) ||
         !check_tlb(&p->dtlb_4k, "dtlb_4k", true, s, err) ||
