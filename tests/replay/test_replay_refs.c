@@ -303,7 +303,7 @@ START_TEST(test_outputs)
         FILE *f = open_memstream(&csv, &len);
         replay_print_csv(r, f);
         fclose(f);
-        ck_assert_int_eq(strstr(csv, ",#pf:demand-zero,8,") != NULL, v == 2);
+        ck_assert_int_eq(strstr(csv, ",#pf:demand-zero,pae,8,") != NULL, v == 2);
         free(csv);
         replay_result_free(r);
     }
