@@ -45,7 +45,8 @@ static char *gen_trace(Claim *c, const char *name, uint64_t count, double rate, 
     if (rate > 0) {
         /* A realised rate (gen_rate.h): the workload reaches `rate`
          * syscalls per simulated second under 3g1g on this preset. */
-        GenRateTarget t = { .rate = rate, .preset = c->p4 };
+        GenRateTarget t = { .rate = rate, .preset = c->p4,
+                            .paging = (PagingMode)c->cfg->paging };
         GenRateResult res;
         if (!gen_rate_solve(g, &o, &t, &res, err))
             return NULL;
