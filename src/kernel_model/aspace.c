@@ -266,6 +266,10 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
         /* From the PDPTE index of PAGE_OFFSET (0 under 4g4g, whose kernel
          * view starts at 32 MiB). */
         unsigned first = layout->page_offset >> PAE_PDPTE_SHIFT;
+        /* A table that maps the kernel shares its PDs whole
+         * (SHARED_KERNEL_PMD): no PDPTE slot holds user space too. */
+        g_assert(layout->kernel_tables == LAYOUT_KTABLES_SWAPPER ||
+                 user_pd_count(layout) <= first);
         for (unsigned i = first; i < 4; i++) {
             if (!(ks->kpd[i] = kspace_alloc_frame(ks, err)))
                 goto fail;

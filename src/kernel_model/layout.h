@@ -1,29 +1,35 @@
 /* Address-space layouts: how a kernel arranges its and user space's
  * mappings, and what that makes the entry/exit path do. A layout is one
  * row of the table in layout.c: its addresses, its mechanisms (which page
- * table the kernel runs on, where entry lands), its flags, the
- * stub file of its entry/exit path and its memory figures (LayoutMem),
- * each with its source; everything else (the lowmem model, the machine's
- * stub loader, the address-space builder) reads the row.
- *
- * Everything that builds or runs a layout reads the row: aspace.c builds
- * the page tables from kernel_tables, PAGE_OFFSET, TASK_SIZE and the
- * window (the kernel PDs from PAGE_OFFSET, a process's user PDs from
- * TASK_SIZE, the entry-area PD where the window shares no PD with user
- * space); machine.c loads the row's stub, places its .entry sections and
- * the GDT, IDT and TSS in the window when the row has one, points the
- * IDT's gates at the stub's symbols, and fills the per-CPU block from
- * kernel_tables and esp0. No code outside layout.c names a layout.
+ * table the kernel runs on, where entry from user mode lands), its flags,
+ * the stub file of its entry/exit path and its memory figures
+ * (LayoutMem), each with its source. Everything that builds or runs a
+ * layout reads the row, and none of it branches on a layout's name:
+ *   - aspace.c builds the page tables from kernel_tables, PAGE_OFFSET,
+ *     TASK_SIZE and the window: the kernel PDs from PAGE_OFFSET, a
+ *     process's user PDs from TASK_SIZE, a shared entry-area PD where a
+ *     user table holds only the window and no user space shares its PD;
+ *   - machine.c loads the row's stub (resolving its externs KERNEL_PGD,
+ *     PAGE_OFFSET and WINDOW_BASE from the row), places its .entry
+ *     sections and the GDT, IDT and TSS in the window when the row has
+ *     one, points the IDT's gates and the SYSENTER MSRs at the stub's
+ *     symbols, and fills TSS.esp0 and the per-CPU block from esp0 and
+ *     kernel_tables;
+ *   - the lowmem model (layout_mem.h) reads the addresses and LayoutMem.
  *
  * Adding a variant of an existing design (another split, a window of
  * another size or place, another entry path for the same page tables):
  * its row in layout.c and its line in `layouts`, and, if its entry path
- * differs, a stub file in stubs/ named in the row. The one other place
- * a new stub file goes is kernel_model/meson.build's stub_names, which
- * assembles it (meson lists sources by name; test_lowmem.c's
- * test_layout_stubs_built fails if a row names a stub the build does not
- * assemble). tests/kernel_model/test_layout_variant.c boots such
- * variants from rows alone.
+ * differs, a stub file in stubs/ named in the row, which
+ * kernel_model/meson.build's stub_names must list too (meson lists
+ * sources by name; test_lowmem.c's test_layout_stubs_built fails if a
+ * row names a stub the build does not assemble). Nothing else:
+ * tests/kernel_model/test_layout_variant.c boots rows that are in no
+ * table, in both paging modes. One limit: under PAE, where a process's
+ * table maps the kernel (all kernel_tables but SWAPPER), user space and
+ * the kernel's PDs must not share a PDPTE slot (TASK_SIZE at or below
+ * PAGE_OFFSET rounded down to 1 GiB), as Linux's SHARED_KERNEL_PMD has
+ * it; kspace_new asserts it.
  *
  * The stub file must define the symbols load_stubs requires
  * (int80_entry, sysenter_entry, irq_entry, ret_from_fork, cpu_data:
@@ -34,14 +40,15 @@
  * kernel table; the extern KERNEL_PGD and thread_info->user_pgd always).
  *
  * Adding a kind, a mechanism none of the enums below names (say a
- * kernel table per CPU, or a stack scheme other than the three of
- * LayoutEsp0): a value in LayoutKernelTables or LayoutEsp0, and its case
- * where that enum is read: aspace.c (kspace_new, pspace_new and
- * pspace_new_legacy for kernel_tables: which CR3 tables a process gets
- * and what each holds of the kernel, in each paging mode) or machine.c
- * (build_tables and install_task for esp0 and kernel_tables: what
- * TSS.esp0 and the per-CPU block hold), plus its stub file. The
- * compiler lists the switches that miss a case (-Wswitch).
+ * kernel table per CPU, or a stack scheme other than LayoutEsp0's
+ * three): a value in LayoutKernelTables or LayoutEsp0, its stub file,
+ * and its case where that enum is read. In aspace.c, for kernel_tables:
+ * pspace_new and pspace_new_legacy (which CR3 tables a process gets and
+ * what each holds of the kernel, per paging mode) and has_entry_pd. In
+ * machine.c: build_tables (esp0: what TSS.esp0 points at) and
+ * install_task (esp0, and kernel_tables: which CR3 values the per-CPU
+ * block gets). The switches fail to compile without the new case
+ * (-Wswitch under -Dwerror=true); the if-tests name the value they test.
  *
  *   3g1g       classic i386: user 0-3 GiB, kernel direct map at 0xC0000000,
  *              one page table per process holding both, kernel pages global.
