@@ -20,10 +20,10 @@
  * Adding a variant of an existing design (another split, a window of
  * another size or place, another entry path for the same page tables):
  * its row in layout.c and its line in `layouts`, and, if its entry path
- * differs, a stub file in stubs/ named in the row, which
- * kernel_model/meson.build's stub_names must list too (meson lists
- * sources by name; test_lowmem.c's test_layout_stubs_built fails if a
- * row names a stub the build does not assemble). Nothing else:
+ * differs, a stub file in stubs/ named in the row. Nothing else:
+ * kernel_model/meson.build assembles the stubs the rows name (it reads
+ * the `.stub = "NAME",` lines of layout.c; test_lowmem.c's
+ * test_layout_stubs_built checks every row's object was built), and
  * tests/kernel_model/test_layout_variant.c boots rows that are in no
  * table, in both paging modes. One limit: under PAE, where a process's
  * table maps the kernel (all kernel_tables but SWAPPER), user space and
