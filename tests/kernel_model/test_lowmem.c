@@ -78,8 +78,8 @@ START_TEST(test_lowmem_limits)
 END_TEST
 
 /* Every layout's row names its entry/exit stubs (Layout.stub): the build
- * must assemble that file (kernel_model/meson.build reads the rows' names), or the
- * machine cannot boot the layout. The shared split variants use one stub,
+ * must assemble that file (kernel_model/meson.build reads the rows'
+ * names), or the machine cannot boot the layout. The shared split variants use one stub,
  * 4g4g, 4g4g-2003 (the 2003 entry path) and the kpti pair their own
  * (layout.h). */
 START_TEST(test_layout_stubs_built)
