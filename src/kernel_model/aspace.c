@@ -36,7 +36,10 @@ struct KernelSpace {
                                       * PDPT, or under legacy paging the PD */
     uint64_t kpd[4];                 /* kernel page directories by PDPTE index
                                       * (legacy: the one PD at every index) */
-    uint64_t entry_pd;               /* pti under PAE: the user side's PD[3] */
+    uint64_t entry_pd;               /* PAE, a user table that holds only the
+                                      * window, where no user space shares the
+                                      * window's PD (pti): the user side's PD
+                                      * for it, holding the window alone */
 };
 
 struct ProcSpace {
@@ -49,6 +52,27 @@ struct ProcSpace {
     unsigned nuser_pd;               /* PAE: PDPTE indices 0..nuser_pd-1 are user */
     GArray *tables;                  /* every frame this process owns */
 };
+
+/* Where a layout without a window keeps the page table that build_window
+ * creates: the top 2 MiB, Linux's fixmap (and this model's kmap slots). */
+#define FIXMAP_BASE 0xFFE00000u
+#define FIXMAP_SIZE ((uint32_t)PAE_PAGE_2M)
+
+/* PAE: the PDPTE indices below TASK_SIZE are a process's own user PDs
+ * (USER_PTRS_PER_PGD; 4g4g's reach into the fourth). */
+static unsigned user_pd_count(const Layout *l)
+{
+    return (unsigned)(((uint64_t)l->task_size + (1u << PAE_PDPTE_SHIFT) - 1) >> PAE_PDPTE_SHIFT);
+}
+
+/* PAE: a process's user page table holds only the window (the kernel has
+ * tables of its own) and no user space shares the window's PD: all
+ * processes' user PDPTs point at one entry-area PD holding the window. */
+static bool has_entry_pd(const Layout *l)
+{
+    return l->kernel_tables != LAYOUT_KTABLES_IN_USER && l->window_size &&
+           ptformat_pd_index(l->window_base) >= user_pd_count(l);
+}
 
 static bool is_window(const Layout *l, uint32_t va)
 {
@@ -185,22 +209,23 @@ static bool build_direct_map(KernelSpace *ks, GError **err)
     return true;
 }
 
-/* Page tables for the window (4g4g), entry area (pti) or the top 2 MiB
- * fixmap (shared layouts), created up front so that every process's tables
- * can share them. */
+/* Page tables for the window (4g4g's shared window, pti's entry area) or,
+ * without one, the top 2 MiB fixmap, created up front so that every
+ * process's tables can share them. */
 static bool build_window(KernelSpace *ks, GError **err)
 {
     const Layout *l = ks->layout;
     uint32_t step = ks->fmt->large_page;
-    uint32_t base = l->window_size ? l->window_base : 0xFFE00000u;
-    uint32_t size = l->window_size ? l->window_size : (uint32_t)PAE_PAGE_2M;
+    uint32_t base = l->window_size ? l->window_base : FIXMAP_BASE;
+    uint32_t size = l->window_size ? l->window_size : FIXMAP_SIZE;
     /* One page table per PDE the window touches (legacy: the window's
      * 2 MiB may share one 4 MiB PDE). */
     for (uint64_t va = base & ~(uint64_t)(step - 1); va < (uint64_t)base + size; va += step) {
         uint64_t pt = kspace_alloc_frame(ks, err);
         if (!pt)
             return false;
-        wr(ks, pde_addr(ks, ks->kpd[3], (uint32_t)va), pt | KERNPG_TABLE);
+        wr(ks, pde_addr(ks, ks->kpd[ptformat_pd_index((uint32_t)va)], (uint32_t)va),
+           pt | KERNPG_TABLE);
         if (ks->entry_pd)
             wr(ks, pde_addr(ks, ks->entry_pd, (uint32_t)va), pt | KERNPG_TABLE);
     }
@@ -241,12 +266,16 @@ KernelSpace *kspace_new(PhysMem *pm, const Layout *layout, uint64_t ram,
         /* From the PDPTE index of PAGE_OFFSET (0 under 4g4g, whose kernel
          * view starts at 32 MiB). */
         unsigned first = layout->page_offset >> PAE_PDPTE_SHIFT;
+        /* A table that maps the kernel shares its PDs whole
+         * (SHARED_KERNEL_PMD): no PDPTE slot holds user space too. */
+        g_assert(layout->kernel_tables == LAYOUT_KTABLES_SWAPPER ||
+                 user_pd_count(layout) <= first);
         for (unsigned i = first; i < 4; i++) {
             if (!(ks->kpd[i] = kspace_alloc_frame(ks, err)))
                 goto fail;
             physmem_write64(pm, ks->kernel_pdpt + 8 * i, ks->kpd[i] | PAE_P);
         }
-        if (layout->kind == LAYOUT_PTI && !(ks->entry_pd = kspace_alloc_frame(ks, err)))
+        if (has_entry_pd(layout) && !(ks->entry_pd = kspace_alloc_frame(ks, err)))
             goto fail;
     }
     if (!build_direct_map(ks, err) || !build_window(ks, err))
@@ -268,7 +297,7 @@ void kspace_free(KernelSpace *ks)
 
 uint64_t kspace_window_pte(const KernelSpace *ks, uint32_t va)
 {
-    uint64_t pde = rd(ks, pde_addr(ks, ks->kpd[3], va));
+    uint64_t pde = rd(ks, pde_addr(ks, ks->kpd[ptformat_pd_index(va)], va));
     g_assert((pde & PAE_P) && !(pde & PAE_PS));
     return pte_addr(ks, pde & ks->fmt->addr_4k, va);
 }
@@ -277,7 +306,7 @@ bool kspace_map_window(KernelSpace *ks, uint32_t va, uint64_t pa, bool writable,
                        GError **err)
 {
     const Layout *l = ks->layout;
-    bool in = l->window_size ? is_window(l, va) : va >= 0xFFE00000u;
+    bool in = l->window_size ? is_window(l, va) : va >= FIXMAP_BASE;
     if (!in || (va & (PAGE_SIZE - 1)) || (pa & (PAGE_SIZE - 1))) {
         g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                     "window mapping 0x%08x -> 0x%09" G_GINT64_MODIFIER "x: "
@@ -310,11 +339,12 @@ static void copy_kernel_pdes(ProcSpace *ps, uint64_t pd, uint64_t from, uint64_t
 
 /* Legacy paging (Linux 2.6 i386 without CONFIG_X86_PAE): one 4 KiB page
  * directory per process. pgd_ctor copies swapper_pg_dir's kernel entries
- * into it (the shared layouts), or under 4G/4G only the NR_SHARED_PMDS
- * window entries (RHEL4 arch/i386/mm/pgtable.c); kpti's pgd is a page pair
- * (4.19 PGD_ALLOCATION_ORDER 1): the kernel half holds the kernel entries,
- * the user half only the entry area's, and both hold the user entries
- * (pti_set_user_pgtbl mirrors them). */
+ * into the table that maps the kernel (the process's one table, or its
+ * kernel half under kpti: 4.19 PGD_ALLOCATION_ORDER 1), and where the
+ * kernel has tables of its own, only the window's entries into the user
+ * one (RHEL4 arch/i386/mm/pgtable.c under 4G/4G: the NR_SHARED_PMDS;
+ * kpti: the entry area). A per-process kernel table mirrors the user
+ * entries (pti_set_user_pgtbl). */
 static bool pspace_new_legacy(ProcSpace *ps, GError **err)
 {
     KernelSpace *ks = ps->ks;
@@ -323,24 +353,24 @@ static bool pspace_new_legacy(ProcSpace *ps, GError **err)
         return false;
     for (unsigned i = 0; i < 4; i++)
         ps->upd[i] = ps->user_pdpt;
-    uint64_t wbase = l->window_base & ~(uint64_t)(ks->fmt->large_page - 1);
-    uint64_t wend = (uint64_t)l->window_base + l->window_size;
-    switch (l->kind) {
-    case LAYOUT_SHARED:
-        copy_kernel_pdes(ps, ps->user_pdpt, l->page_offset, 1ULL << 32);
+    switch (l->kernel_tables) {
+    case LAYOUT_KTABLES_IN_USER:
         ps->kern_pdpt = ps->user_pdpt;
         break;
-    case LAYOUT_4G4G:
-        copy_kernel_pdes(ps, ps->user_pdpt, wbase, wend);
+    case LAYOUT_KTABLES_SWAPPER:
         ps->kern_pdpt = ks->kernel_pdpt;
         break;
-    case LAYOUT_PTI:
+    case LAYOUT_KTABLES_PER_PROCESS:
         if (!(ps->kern_pdpt = proc_table(ps, err)))
             return false;
-        copy_kernel_pdes(ps, ps->kern_pdpt, l->page_offset, 1ULL << 32);
-        copy_kernel_pdes(ps, ps->user_pdpt, wbase, wend);
         ps->mirror_pd = ps->kern_pdpt;
         break;
+    }
+    if (ps->kern_pdpt != ks->kernel_pdpt)        /* this process's table maps the kernel */
+        copy_kernel_pdes(ps, ps->kern_pdpt, l->page_offset, 1ULL << 32);
+    if (ps->kern_pdpt != ps->user_pdpt) {        /* the user one: the window alone */
+        uint64_t wbase = l->window_base & ~(uint64_t)(ks->fmt->large_page - 1);
+        copy_kernel_pdes(ps, ps->user_pdpt, wbase, (uint64_t)l->window_base + l->window_size);
     }
     return true;
 }
@@ -356,13 +386,10 @@ ProcSpace *pspace_new(KernelSpace *ks, GError **err)
             goto fail;
         return ps;
     }
-    /* Every PDPTE index that holds user space: below TASK_SIZE (4g4g's
-     * reaches into the fourth; USER_PTRS_PER_PGD). */
-    ps->nuser_pd = (unsigned)(((uint64_t)l->task_size + (1u << PAE_PDPTE_SHIFT) - 1) >>
-                              PAE_PDPTE_SHIFT);
+    ps->nuser_pd = user_pd_count(l);
     if (!(ps->user_pdpt = proc_table(ps, err)))
         goto fail;
-    if (l->kind == LAYOUT_PTI && !(ps->kern_pdpt = proc_table(ps, err)))
+    if (l->kernel_tables == LAYOUT_KTABLES_PER_PROCESS && !(ps->kern_pdpt = proc_table(ps, err)))
         goto fail;
     /* PAE pgd_alloc preallocates every PMD page: the PDPTEs are cached in
      * registers at the CR3 load, so they must not change afterwards. */
@@ -373,21 +400,31 @@ ProcSpace *pspace_new(KernelSpace *ks, GError **err)
         if (ps->kern_pdpt)
             physmem_write64(ks->pm, ps->kern_pdpt + 8 * i, ps->upd[i] | PAE_P);
     }
-    switch (l->kind) {
-    case LAYOUT_SHARED:  /* the kernel PDs, shared (SHARED_KERNEL_PMD) */
-        for (unsigned i = ps->nuser_pd; i < 4; i++)
-            physmem_write64(ks->pm, ps->user_pdpt + 8 * i, ks->kpd[i] | PAE_P);
+    switch (l->kernel_tables) {
+    case LAYOUT_KTABLES_IN_USER:     /* the kernel PDs, shared (SHARED_KERNEL_PMD) */
         ps->kern_pdpt = ps->user_pdpt;
         break;
-    case LAYOUT_4G4G:    /* copy the window PMDs (kpmd_ctor) */
-        copy_kernel_pdes(ps, ps->upd[3], l->window_base,
-                         (uint64_t)l->window_base + l->window_size);
+    case LAYOUT_KTABLES_SWAPPER:
         ps->kern_pdpt = ks->kernel_pdpt;
         break;
-    case LAYOUT_PTI:     /* kernel half: full kernel PD; user half: entry PD */
-        physmem_write64(ks->pm, ps->kern_pdpt + 24, ks->kpd[3] | PAE_P);
-        physmem_write64(ks->pm, ps->user_pdpt + 24, ks->entry_pd | PAE_P);
+    case LAYOUT_KTABLES_PER_PROCESS: /* its kernel half: the kernel PDs */
         break;
+    }
+    /* Above user space: the kernel PDs, in the table that maps the kernel
+     * if it is this process's. */
+    if (ps->kern_pdpt != ks->kernel_pdpt)
+        for (unsigned i = ps->nuser_pd; i < 4; i++)
+            physmem_write64(ks->pm, ps->kern_pdpt + 8 * i, ks->kpd[i] | PAE_P);
+    /* A user table without the kernel holds the window: its PDEs copied
+     * into the process's own PD where user space reaches it (4g4g's
+     * kpmd_ctor), else the shared entry-area PD (pti). */
+    if (ps->kern_pdpt != ps->user_pdpt && l->window_size) {
+        unsigned w = ptformat_pd_index(l->window_base);
+        if (w < ps->nuser_pd)
+            copy_kernel_pdes(ps, ps->upd[w], l->window_base,
+                             (uint64_t)l->window_base + l->window_size);
+        else
+            physmem_write64(ks->pm, ps->user_pdpt + 8 * w, ks->entry_pd | PAE_P);
     }
     return ps;
 fail:

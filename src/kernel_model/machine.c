@@ -175,11 +175,13 @@ static bool load_stubs(Machine *m, const char *path, GError **err)
     char *def = path ? NULL : find_stub(obj);
     /* Constants Linux links into its entry code as immediates: the kernel
      * page table's physical address (swapper_pg_dir - __PAGE_OFFSET, the
-     * 4G/4G entry's CR3 value) and __PAGE_OFFSET (vanilla sysenter's
-     * user-pointer check). */
+     * 4G/4G entry's CR3 value), __PAGE_OFFSET (vanilla sysenter's
+     * user-pointer check) and the window's base (the 4G/4G entry's test
+     * for a virtual stack), each from the layout's row. */
     const ElfAddr externs[] = {
         { "KERNEL_PGD", kspace_kernel_cr3(m->ks) },
         { "PAGE_OFFSET", m->layout->page_offset },
+        { "WINDOW_BASE", m->layout->window_base },
     };
     ElfLoadOptions o = { .base = ktext_va(m), .place = place_section, .place_data = m,
                          .externs = externs, .n_externs = G_N_ELEMENTS(externs) };
@@ -293,7 +295,11 @@ static bool build_tables(Machine *m, GError **err)
 
     boot_write32(m, m->tss + 8, KERNEL_DS);                /* ss0 */
     boot_write32(m, m->tss + 100, 104u << 16);             /* no I/O bitmap */
-    if (m->layout->kind == LAYOUT_4G4G) {
+    /* TSS.esp0: where entry from user mode lands (Layout.esp0). */
+    switch (m->layout->esp0) {
+    case LAYOUT_ESP0_TASK_STACK:     /* set per task by install_task */
+        break;
+    case LAYOUT_ESP0_VIRTUAL_STACK:
         /* The per-CPU virtual stack: two window pages re-pointed at the
          * current task's stack on every switch. */
         m->vstack = m->layout->window_base + WIN_VSTACK;
@@ -301,11 +307,13 @@ static bool build_tables(Machine *m, GError **err)
             if (!kspace_map_window(m->ks, m->vstack + i * PAGE_SIZE, 0, true, err))
                 return false;
         boot_write32(m, m->tss + 4, m->vstack + THREAD_SIZE);
-    } else if (m->layout->kind == LAYOUT_PTI) {
+        break;
+    case LAYOUT_ESP0_ENTRY_STACK:
         if (!kernel_page(m, WIN_ESTACK, err))
             return false;
         m->estack_top = m->layout->window_base + WIN_ESTACK + PAGE_SIZE;
         boot_write32(m, m->tss + 4, m->estack_top);
+        break;
     }
     return true;
 }
@@ -542,25 +550,36 @@ static void install_task(Machine *m, int next, bool boot)
     Task *t = &m->tasks[next];
     void (*w32)(Machine *, uint32_t, uint32_t) = boot ? boot_write32 : kwrite32;
     uint32_t cd = m->cpu_data;
-    switch (m->layout->kind) {
-    case LAYOUT_SHARED:
+    const Layout *l = m->layout;
+    /* switch_mm: the task's kernel-mode page table, which the stub loads
+     * at the switch, unless the kernel's is swapper's for every task
+     * (thread_info->user_pgd, set at fork, is then what the exit loads);
+     * a per-process kernel table also goes into the per-CPU CR3 pair the
+     * entry and exit paths load (Layout.kernel_tables). */
+    if (l->kernel_tables != LAYOUT_KTABLES_SWAPPER)
         w32(m, cd + CD_NEXT_CR3, task_kernel_cr3(m, t));
+    if (l->kernel_tables == LAYOUT_KTABLES_PER_PROCESS) {
+        w32(m, cd + CD_KERNEL_CR3, task_kernel_cr3(m, t));
+        w32(m, cd + CD_USER_CR3, task_user_cr3(m, t));
+    }
+    /* __switch_to: the task's stack where entry lands (Layout.esp0). */
+    switch (l->esp0) {
+    case LAYOUT_ESP0_TASK_STACK:
         w32(m, m->tss + 4, t->kstack_va + THREAD_SIZE);          /* TSS.esp0 */
         break;
-    case LAYOUT_4G4G: {
-        /* __switch_to (RHEL4 arch/i386/kernel/process.c; RHEL3's does the
-         * same for its two pages): __kmap_atomic of each stack page at the
-         * virtual stack, which reads the PTE and rewrites it only if it
-         * differs; the stub INVLPGs the rewritten ones (CONTEXT_SWITCH,
+    case LAYOUT_ESP0_VIRTUAL_STACK: {
+        /* RHEL4 arch/i386/kernel/process.c (RHEL3's does the same for its
+         * two pages): __kmap_atomic of each stack page at the virtual
+         * stack, which reads the PTE and rewrites it only if it differs;
+         * the stub INVLPGs the rewritten ones (CONTEXT_SWITCH,
          * CD_VSTACK_CHANGED). Then thread_info->virtual_stack and
-         * load_virtual_esp0. switch_mm writes no CR3: the task's
-         * thread_info->user_pgd, set at fork, is what the exit loads. */
+         * load_virtual_esp0. */
         uint32_t changed = 0;
         const PageTableFormat *f = kspace_paging(m->ks);
         for (int i = 0; i < 2; i++) {
             uint64_t pte_pa = kspace_window_pte(m->ks, m->vstack + i * PAGE_SIZE);
             uint64_t pte = (t->kstack_pa + i * PAGE_SIZE) | PAE_P | PAE_RW | PAE_A | PAE_D |
-                           (m->layout->kmap_global ? PAE_G : 0);
+                           (l->kmap_global ? PAE_G : 0);
             uint64_t old = 0;
             if (boot) {
                 ptformat_write(f, m->pm, pte_pa, pte);
@@ -582,10 +601,7 @@ static void install_task(Machine *m, int next, bool boot)
         m->counts.vstack_ptes_rewritten += (unsigned)__builtin_popcount(changed);
         break;
     }
-    case LAYOUT_PTI:
-        w32(m, cd + CD_NEXT_CR3, task_kernel_cr3(m, t));
-        w32(m, cd + CD_KERNEL_CR3, task_kernel_cr3(m, t));
-        w32(m, cd + CD_USER_CR3, task_user_cr3(m, t));
+    case LAYOUT_ESP0_ENTRY_STACK:
         w32(m, cd + CD_STACK_TOP, t->kstack_va + THREAD_SIZE);
         w32(m, cd + CD_ENTRY_STACK, m->estack_top);
         break;
@@ -862,7 +878,7 @@ Machine *machine_new(const MachineConfig *cfg, GError **err)
         g_free(m);
         return NULL;
     }
-    m->windowed = cfg->layout->kind != LAYOUT_SHARED;
+    m->windowed = cfg->layout->window_size != 0;   /* stubs and tables in the window */
     m->pending = -1;
     m->ffwd = true;
     m->pm = physmem_new();

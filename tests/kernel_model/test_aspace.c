@@ -58,7 +58,7 @@ START_TEST(direct_map)
     ck_assert_uint_eq(w.page_size, PAE_PAGE_2M);
     ck_assert_int_eq(w.us, 0);
     /* Global only where the layout says (3g1g, 2g2g, 1g3g). */
-    ck_assert_int_eq(w.global, l->kind == LAYOUT_SHARED);
+    ck_assert_int_eq(w.global, l->kernel_tables == LAYOUT_KTABLES_IN_USER);
     fix_free(&f);
 }
 END_TEST
@@ -76,7 +76,7 @@ START_TEST(user_cannot_touch_kernel)
     ck_assert(!ok);
     ck_assert_uint_eq(w.vector, 14);
     ck_assert_uint_eq(w.cr2, kva);
-    ck_assert_uint_eq(w.error_code, l->kind == LAYOUT_SHARED ? 0x5u : 0x4u);
+    ck_assert_uint_eq(w.error_code, l->kernel_tables == LAYOUT_KTABLES_IN_USER ? 0x5u : 0x4u);
     fix_free(&f);
 }
 END_TEST
@@ -104,7 +104,7 @@ START_TEST(window_shared)
     ck_assert_uint_ne(wk.levels[1].paddr, wu.levels[1].paddr);
     ck_assert_uint_eq(wk.levels[1].after, wu.levels[1].after);
     /* pti keeps the entry area global; 4g4g makes no kernel page global. */
-    ck_assert_int_eq(wk.global, l->kind == LAYOUT_PTI);
+    ck_assert_int_eq(wk.global, l->kernel_tables == LAYOUT_KTABLES_PER_PROCESS);
     /* Supervisor-only, also from the user page table. */
     ck_assert(!walk(&f, pspace_user_cr3(f.ps), va, ACCESS_READ, 3, &wu));
     ck_assert_uint_eq(wu.error_code, 0x5);
@@ -131,7 +131,7 @@ START_TEST(user_pages)
     ck_assert(w.dirty);
     bool seen = walk(&f, pspace_kernel_cr3(f.ps), va + 4, ACCESS_READ, 0, &w) &&
                 w.paddr == frame + 4;
-    ck_assert_int_eq(seen, l->kind != LAYOUT_4G4G);
+    ck_assert_int_eq(seen, l->kernel_tables != LAYOUT_KTABLES_SWAPPER);
     ck_assert_uint_eq(pspace_unmap_user(f.ps, va), frame);
     ck_assert(!walk(&f, pspace_user_cr3(f.ps), va, ACCESS_READ, 3, &w));
     ck_assert_uint_eq(w.error_code, 0x4);

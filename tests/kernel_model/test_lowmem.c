@@ -55,7 +55,8 @@ START_TEST(test_lowmem_limits)
         ck_assert_ptr_nonnull(m);
         ck_assert_uint_eq(layout_mem_lowmem_limit(m), want[i].limit);
         ck_assert_uint_eq(m->per_process_bytes, want[i].per_proc);
-        ck_assert_int_eq(m->separate_kernel_pgd, want[i].per_proc != 0);
+        /* extra page tables exactly where the kernel has its own (pgtable.c) */
+        ck_assert_int_eq(m->layout->kernel_tables != LAYOUT_KTABLES_IN_USER, want[i].per_proc != 0);
     }
     GError *err = NULL;
     ck_assert_ptr_null(layout_mem_lookup("5g5g", &err));
@@ -77,8 +78,8 @@ START_TEST(test_lowmem_limits)
 END_TEST
 
 /* Every layout's row names its entry/exit stubs (Layout.stub): the build
- * must assemble that file (kernel_model/meson.build's stub_names), or the
- * machine cannot boot the layout. The shared split variants use one stub,
+ * must assemble that file (kernel_model/meson.build reads the rows'
+ * names), or the machine cannot boot the layout. The shared split variants use one stub,
  * 4g4g, 4g4g-2003 (the 2003 entry path) and the kpti pair their own
  * (layout.h). */
 START_TEST(test_layout_stubs_built)
@@ -90,15 +91,28 @@ START_TEST(test_layout_stubs_built)
         g_autofree char *obj = g_strconcat((*l)->stub, ".o", NULL);
         g_autofree char *p = g_build_filename(build, "src", "kernel_model", obj, NULL);
         ck_assert_msg(g_file_test(p, G_FILE_TEST_EXISTS), "layout %s: no %s", (*l)->name, p);
-        const char *want = (*l)->kind == LAYOUT_4G4G
-                               ? (strcmp((*l)->name, "4g4g-2003") ? "entry_4g4g" : "entry_4g4g_2003")
-                               : (*l)->kind == LAYOUT_PTI ? "entry_kpti" : "entry_shared";
+        /* The stub follows the row's page tables (a swapper kernel table:
+         * the 4G/4G entry, 2003's where it has no sysenter; a kernel/user
+         * pair: pti's; else the shared entry) and its esp0 contract. */
+        LayoutKernelTables kt = (*l)->kernel_tables;
+        const char *want = kt == LAYOUT_KTABLES_SWAPPER
+                               ? ((*l)->no_sysenter ? "entry_4g4g_2003" : "entry_4g4g")
+                               : kt == LAYOUT_KTABLES_PER_PROCESS ? "entry_kpti" : "entry_shared";
         ck_assert_str_eq((*l)->stub, want);
+        static const LayoutEsp0 esp0_of[] = {
+            [LAYOUT_KTABLES_IN_USER] = LAYOUT_ESP0_TASK_STACK,
+            [LAYOUT_KTABLES_SWAPPER] = LAYOUT_ESP0_VIRTUAL_STACK,
+            [LAYOUT_KTABLES_PER_PROCESS] = LAYOUT_ESP0_ENTRY_STACK,
+        };
+        ck_assert_int_eq((*l)->esp0, esp0_of[kt]);
+        /* A stack in the window needs a window; the shared layouts have none. */
+        ck_assert_int_eq((*l)->window_size != 0, kt != LAYOUT_KTABLES_IN_USER);
         /* Window pages are global under pti (pti.rst: the entry text and
          * cpu_entry_area keep _PAGE_GLOBAL) and wherever all kernel pages
          * are; never under 4g4g (X86_SWITCH_PAGETABLES). */
-        ck_assert_int_eq((*l)->window_global, (*l)->kind == LAYOUT_PTI || (*l)->kernel_global);
-        ck_assert(!((*l)->kind == LAYOUT_4G4G && (*l)->window_global));
+        ck_assert_int_eq((*l)->window_global,
+                         kt == LAYOUT_KTABLES_PER_PROCESS || (*l)->kernel_global);
+        ck_assert(!(kt == LAYOUT_KTABLES_SWAPPER && (*l)->window_global));
     }
 }
 END_TEST

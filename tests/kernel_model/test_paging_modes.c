@@ -159,7 +159,7 @@ START_TEST(legacy_user_cannot_touch_kernel)
     ck_assert(!xlate(&t, pspace_user_cr3(t.ps), kva, ACCESS_READ, 3, &pa, &f));
     ck_assert_uint_eq(f.vector, 14);
     ck_assert_uint_eq(f.cr2, kva);
-    ck_assert_uint_eq(f.error_code, l->kind == LAYOUT_SHARED ? 0x5u : 0x4u);
+    ck_assert_uint_eq(f.error_code, l->kernel_tables == LAYOUT_KTABLES_IN_USER ? 0x5u : 0x4u);
     tables_free(&t);
 }
 END_TEST
@@ -182,7 +182,7 @@ START_TEST(legacy_user_pages)
     ck_assert_uint_eq(pa, frame + 4);
     bool seen = xlate(&t, pspace_kernel_cr3(t.ps), va + 4, ACCESS_READ, 0, &pa, &f) &&
                 pa == frame + 4;
-    ck_assert_int_eq(seen, l->kind != LAYOUT_4G4G);
+    ck_assert_int_eq(seen, l->kernel_tables != LAYOUT_KTABLES_SWAPPER);
     /* A second process has its own directory: the page is not there. */
     ProcSpace *p2 = pspace_new(t.ks, &err);
     ck_assert(!xlate(&t, pspace_user_cr3(p2), va, ACCESS_READ, 3, &pa, &f));
@@ -223,7 +223,7 @@ END_TEST
 START_TEST(legacy_process_tables)
 {
     Tables t = tables_new(layouts[_i], 1 * GiB);
-    unsigned want = kspace_layout(t.ks)->kind == LAYOUT_PTI ? 2 : 1;
+    unsigned want = kspace_layout(t.ks)->kernel_tables == LAYOUT_KTABLES_PER_PROCESS ? 2 : 1;
     ck_assert_uint_eq(pspace_table_pages(t.ps), want);
     tables_free(&t);
 }
@@ -298,7 +298,7 @@ START_TEST(cr3_per_syscall)
     if (sysenter && layout_find(name)->no_sysenter)
         return;
     const Layout *l = row(name, mode);
-    unsigned want = l->kind == LAYOUT_SHARED ? 0 : 2;
+    unsigned want = l->kernel_tables == LAYOUT_KTABLES_IN_USER ? 0 : 2;
     Fix f = boot(name, mode, sysenter);
     for (int i = 0; i < 3; i++)
         call(&f, "getppid", 0, 7);

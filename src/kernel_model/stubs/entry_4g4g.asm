@@ -19,8 +19,9 @@ BITS 32
 ; swapper_pg_dir - __PAGE_OFFSET: an immediate in Linux, resolved here when
 ; the model loads the stubs (the physical address of the kernel's PDPT).
 extern KERNEL_PGD
-
-%define WINDOW_BASE 0xFF000000
+; The window's base (0xFF000000 in RHEL4), from the layout's row: a stack
+; pointer at or above it is the virtual stack, so entry came from user mode.
+extern WINDOW_BASE
 
 ; entry.S __SWITCH_KERNELSPACE (RHEL4; clobbers ebx, edx, ebp). The real
 ; stack comes from thread_info->real_stack, read through the virtual stack
