@@ -98,13 +98,17 @@ bool unc_figures(const Preset *p, UncFigures *out, GError **err)
     ProfileTable *t = profiles_load(NULL, err);
     if (!t)
         return false;
+    /* PAE: both entries; 32-bit paging: sysenter, the path of the
+     * "+3 usecs on PAE and +1 usec on non-PAE" mail. */
     double *dst[] = { &out->int80_3g1g, &out->int80_4g4g, &out->sysenter_3g1g,
-                      &out->sysenter_4g4g };
+                      &out->sysenter_4g4g, &out->sysenter_3g1g_legacy,
+                      &out->sysenter_4g4g_legacy };
     bool ok = true;
-    for (int k = 0; ok && k < 4; k++) {
+    for (int k = 0; ok && k < (int)G_N_ELEMENTS(dst); k++) {
         Measurement m = { .unit = MEAS_UNIT_CYCLES,
                           .exp = { .kind = EXP_SYSCALL, .syscall = "getppid",
-                                   .layout = k & 1 ? "4g4g" : "3g1g", .sysenter = k >= 2 } };
+                                   .layout = k & 1 ? "4g4g" : "3g1g", .sysenter = k >= 2,
+                                   .legacy = k >= 4 } };
         ok = calib_measure(p, t, &m, dst[k], err);
     }
     profiles_free(t);

@@ -43,7 +43,9 @@ void unc_design_point(unsigned seed, unsigned index, unsigned dims, double *u);
     X(int80_3g1g, "getppid via int 0x80 under 3g1g, cycles")             \
     X(int80_4g4g, "getppid via int 0x80 under 4g4g, cycles")             \
     X(sysenter_3g1g, "getppid via sysenter under 3g1g, cycles")          \
-    X(sysenter_4g4g, "getppid via sysenter under 4g4g, cycles")
+    X(sysenter_4g4g, "getppid via sysenter under 4g4g, cycles")          \
+    X(sysenter_3g1g_legacy, "getppid via sysenter under 3g1g, 32-bit paging, cycles") \
+    X(sysenter_4g4g_legacy, "getppid via sysenter under 4g4g, 32-bit paging, cycles")
 
 typedef struct {
 #define X(name, desc) double name;

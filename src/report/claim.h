@@ -57,6 +57,13 @@ extern const char *const claim_verdict_names[CLAIM_NVERDICTS];
  * DISAGREES if the two do not meet, UNDECIDED otherwise. */
 ClaimVerdict claim_verdict_interval(double lo, double hi, double band_lo, double band_hi);
 
+/* The "+3 usecs on PAE and +1 usec on non-PAE" rule from the interval
+ * verdicts of PAE's extra (band 2..4 us), non-PAE's (0.5..1.5 us) and
+ * their ratio (2..4): AGREES if both extras agree; else PARTLY if the
+ * ratio (clock-independent) agrees; DISAGREES if an extra and the ratio
+ * disagree; else UNDECIDED. */
+ClaimVerdict claim_verdict_pae_nonpae(ClaimVerdict pae, ClaimVerdict nonpae, ClaimVerdict ratio);
+
 /* Prints the report to out. False (err) on bad configuration or a guest
  * fault; a statement the model refutes is not an error. */
 bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err);

@@ -32,7 +32,8 @@ typedef struct {
      * call's 4g4g - 3g1g extra in us, [0] int 0x80, [1] sysenter, over
      * unc_used accepted points of unc_total. */
     bool have_unc;
-    double extra_lo[2], extra_hi[2];
+    double extra_lo[3], extra_hi[3];     /* int 0x80, sysenter, sysenter under 32-bit paging */
+    double ratio_lo, ratio_hi;           /* PAE / 32-bit paging extra, sysenter */
     unsigned unc_used, unc_total;
     /* ... and over the same points: the largest typical workload's
      * overhead (%), and the largest microbenchmark's minus it. */

@@ -60,7 +60,10 @@ typedef bool (*ClaimFigureFn)(Claim *c, ClaimFigure *f, GError **err);
       "4g4g's extra null-call latency (sysenter, RHEL4's path, which the 2004 mail followed) "    \
       "under --paging pae and --paging legacy: AGREES if PAE's extra is within 1 us of 3 us and " \
       "non-PAE's within 0.5 us of 1 us; PARTLY if only their ratio (clock-independent; the "     \
-      "mail's is 3) lies in 2..4; else DISAGREES")                                                \
+      "mail's is 3) lies in 2..4; else DISAGREES; with uncertainty, by the 90 % intervals of "    \
+      "the two extras (inside 2..4 us and 0.5..1.5 us AGREES) and of their ratio (inside 2..4 "   \
+      "PARTLY), DISAGREES if an extra's interval and the ratio's lie outside their bands, else "  \
+      "UNDECIDED")                                                                                \
     X(getppid, "getppid: 1761 cycles with int 0x80/iret, 641 with sysenter/sysexit",              \
       "Linus Torvalds, LKML, 16 Dec 2002 (REFERENCES.md)", "p4-getppid-int80 p4-getppid-sysenter", \
       "AGREES if both 3g1g figures are within 20 %")                                              \
@@ -215,6 +218,17 @@ static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
  * model's 4g4g extra over 3g1g (sysenter, as the ingo-4g4g rows of
  * validation/measurements.ini take it) in both paging modes, and what part
  * of each is the CR3 writes (PAE: the instruction and its PDPTE loads). */
+ClaimVerdict claim_verdict_pae_nonpae(ClaimVerdict pae, ClaimVerdict nonpae, ClaimVerdict ratio)
+{
+    if (pae == CLAIM_AGREES && nonpae == CLAIM_AGREES)
+        return CLAIM_AGREES;
+    if (ratio == CLAIM_AGREES)
+        return CLAIM_PARTLY;
+    if ((pae == CLAIM_DISAGREES || nonpae == CLAIM_DISAGREES) && ratio == CLAIM_DISAGREES)
+        return CLAIM_DISAGREES;
+    return CLAIM_UNDECIDED;
+}
+
 static bool st_pae_nonpae(Claim *c, ClaimFigure *f, GError **err)
 {
     SyscallCost s[PAGING_NMODES][2];     /* [mode][3g1g, 4g4g] */
@@ -242,6 +256,18 @@ static bool st_pae_nonpae(Claim *c, ClaimFigure *f, GError **err)
                     "non-PAE extra (no PDPTE registers): the PDPTE loads alone are %.2f us",
                     extra[PAGING_PAE], extra[PAGING_LEGACY], mhz, writes[PAGING_PAE], ratio,
                     cr3[PAGING_PAE], cr3[PAGING_LEGACY], cr3[PAGING_PAE] - cr3[PAGING_LEGACY]);
+    if (c->have_unc) {
+        ClaimVerdict vp = claim_verdict_interval(c->extra_lo[1], c->extra_hi[1], 2.0, 4.0);
+        ClaimVerdict vl = claim_verdict_interval(c->extra_lo[2], c->extra_hi[2], 0.5, 1.5);
+        ClaimVerdict vr = claim_verdict_interval(c->ratio_lo, c->ratio_hi, 2.0, 4.0);
+        f->verdict = claim_verdict_pae_nonpae(vp, vl, vr);
+        f->iv = (ClaimInterval){ true, c->ratio_lo, c->ratio_hi, c->unc_used };
+        g_string_append_printf(f->model,
+                               " [90 %% intervals: PAE %.2f..%.2f us, non-PAE %.2f..%.2f us, "
+                               "ratio %.2f..%.2f, over %u of %u sampled points]",
+                               c->extra_lo[1], c->extra_hi[1], c->extra_lo[2], c->extra_hi[2],
+                               c->ratio_lo, c->ratio_hi, c->unc_used, c->unc_total);
+    }
     return true;
 }
 

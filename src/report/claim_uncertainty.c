@@ -69,7 +69,7 @@ static const Workload *workload_of(const Claim *c, const char *trace)
 /* Per sample: the figures the intervals are taken over. */
 typedef struct {
     bool seen, accepted;
-    double extra[2], typ, micro;
+    double extra[3], ratio, typ, micro;
 } SampleFigs;
 
 static bool read_intervals(Claim *c, const char *path, GError **err)
@@ -79,10 +79,11 @@ static bool read_intervals(Claim *c, const char *path, GError **err)
         return false;
     static const char *const cols[] = { "sample", "workload", "accepted", "int80_3g1g",
                                         "int80_4g4g", "sysenter_3g1g", "sysenter_4g4g",
-                                        "overhead_pct", NULL };
+                                        "overhead_pct", "sysenter_3g1g_legacy",
+                                        "sysenter_4g4g_legacy", NULL };
     bool ok = csv_table_require(t, cols, err);
-    int ci[8];
-    for (int k = 0; ok && k < 8; k++)
+    int ci[10];
+    for (int k = 0; ok && k < 10; k++)
         ci[k] = csv_table_column(t, cols[k]);
     unsigned ns = (unsigned)c->cfg->uncertainty;
     SampleFigs *sf = g_new0(SampleFigs, ns + 1);
@@ -102,6 +103,10 @@ static bool read_intervals(Claim *c, const char *path, GError **err)
                 v[k] = g_ascii_strtod(csv_table_get(t, r, (guint)ci[3 + k]), NULL);
             f->extra[0] = (v[1] - v[0]) / mhz;
             f->extra[1] = (v[3] - v[2]) / mhz;
+            double l3 = g_ascii_strtod(csv_table_get(t, r, (guint)ci[8]), NULL);
+            double l4 = g_ascii_strtod(csv_table_get(t, r, (guint)ci[9]), NULL);
+            f->extra[2] = (l4 - l3) / mhz;
+            f->ratio = f->extra[2] > 0 ? f->extra[1] / f->extra[2] : INFINITY;
             continue;
         }
         const Workload *w = workload_of(c, wl);
@@ -111,8 +116,9 @@ static bool read_intervals(Claim *c, const char *path, GError **err)
         if (w && w->micro)
             f->micro = MAX(f->micro, o);
     }
-    double *x[4];
-    for (int k = 0; k < 4; k++)
+    enum { NX = 6 };
+    double *x[NX];
+    for (int k = 0; k < NX; k++)
         x[k] = g_new(double, ns + 1);
     unsigned n = 0;
     for (unsigned s = 0; ok && s < ns; s++)
@@ -121,20 +127,24 @@ static bool read_intervals(Claim *c, const char *path, GError **err)
             x[1][n] = sf[s].extra[1];
             x[2][n] = sf[s].typ;
             x[3][n] = sf[s].micro - sf[s].typ;
+            x[4][n] = sf[s].extra[2];
+            x[5][n] = sf[s].ratio;
             n++;
         }
     c->unc_total = ns;
     c->unc_used = n;
     if (ok && n) {
-        double *lo[] = { &c->extra_lo[0], &c->extra_lo[1], &c->typ_lo, &c->micro_lo };
-        double *hi[] = { &c->extra_hi[0], &c->extra_hi[1], &c->typ_hi, &c->micro_hi };
-        for (int k = 0; k < 4; k++) {
+        double *lo[] = { &c->extra_lo[0], &c->extra_lo[1], &c->typ_lo, &c->micro_lo,
+                         &c->extra_lo[2], &c->ratio_lo };
+        double *hi[] = { &c->extra_hi[0], &c->extra_hi[1], &c->typ_hi, &c->micro_hi,
+                         &c->extra_hi[2], &c->ratio_hi };
+        for (int k = 0; k < NX; k++) {
             *lo[k] = unc_quantile(x[k], n, 0.05);
             *hi[k] = unc_quantile(x[k], n, 0.95);
         }
         c->have_unc = true;
     }
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < NX; k++)
         g_free(x[k]);
     g_free(sf);
     csv_table_free(t);

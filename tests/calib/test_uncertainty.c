@@ -179,6 +179,31 @@ START_TEST(interval_verdicts)
 }
 END_TEST
 
+/* The PAE/non-PAE rule by hand: A agrees, D disagrees, U undecided. */
+#define A CLAIM_AGREES
+#define D CLAIM_DISAGREES
+#define U CLAIM_UNDECIDED
+static const struct { ClaimVerdict pae, nonpae, ratio, want; } pn_cases[] = {
+    { A, A, A, A }, { A, A, D, A },          /* both extras in their bands */
+    { D, D, A, CLAIM_PARTLY },               /* only the ratio: the clock may differ */
+    { U, A, A, CLAIM_PARTLY },
+    { D, A, D, D }, { A, D, D, D },          /* an extra and the ratio out */
+    { D, D, U, U },                          /* the ratio straddles: undecided */
+    { U, U, D, U }, { U, A, U, U },
+};
+
+START_TEST(pae_nonpae_verdicts)
+{
+    ClaimVerdict v = claim_verdict_pae_nonpae(pn_cases[_i].pae, pn_cases[_i].nonpae,
+                                              pn_cases[_i].ratio);
+    ck_assert_msg(v == pn_cases[_i].want, "case %d: %s, expected %s", _i, claim_verdict_names[v],
+                  claim_verdict_names[pn_cases[_i].want]);
+}
+END_TEST
+#undef A
+#undef D
+#undef U
+
 int main(void)
 {
     Suite *s = suite_create("uncertainty");
@@ -189,6 +214,7 @@ int main(void)
     tcase_add_test(tc, points_meet_the_fit_rows);
     tcase_add_test(tc, quantiles_by_hand);
     tcase_add_loop_test(tc, interval_verdicts, 0, G_N_ELEMENTS(cases));
+    tcase_add_loop_test(tc, pae_nonpae_verdicts, 0, G_N_ELEMENTS(pn_cases));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
