@@ -68,48 +68,6 @@ static bool check_workload(const char *value, GError **err)
     return r != NULL;
 }
 
-static bool check_preset(const char *value, GError **err)
-{
-    Preset *p = preset_load(value, err);
-    preset_free(p);
-    return p != NULL;
-}
-
-static bool check_layout(const char *value, GError **err)
-{
-    return layout_lookup(value, err) != NULL;
-}
-
-static bool check_entry(const char *value, GError **err)
-{
-    if (!strcmp(value, "int80") || !strcmp(value, "sysenter"))
-        return true;
-    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                "unknown kernel entry '%s' (expected int80 or sysenter)", value);
-    return false;
-}
-
-/* The range `vmsplit replay --ram` accepts. */
-static bool check_ram(const char *value, GError **err)
-{
-    guint64 mib = g_ascii_strtoull(value, NULL, 10);
-    if (mib < 32 || mib > 64 * 1024) {
-        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "installed RAM %s MiB is out of range (expected 32M to 64G)", value);
-        return false;
-    }
-    return true;
-}
-
-static bool check_paging(const char *value, GError **err)
-{
-    if (ptformat_find(value))
-        return true;
-    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE, "unknown paging mode '%s' (expected %s)",
-                value, ptformat_names());
-    return false;
-}
-
 static bool check_count(const char *value, GError **err)
 {
     if (g_ascii_strtoull(value, NULL, 10) == 0) {
@@ -125,13 +83,13 @@ static const SweepParam params[] = {
      "vmsplit traces, or gen:NAME (null, pipe, fileio, db, net, compute; see "
      "'vmsplit gen --help')", check_workload},
     {"cpu", "cpu", SWEEP_PARAM_NAME, 0, "p4-northwood", "CPU presets (names or .ini files)",
-     check_preset},
+     sweep_check_preset},
     {"layouts", "layout", SWEEP_PARAM_NAME, 0, "4g4g",
-     "layouts, each against 3g1g (3g1g, 2g2g, 1g3g, 4g4g, kpti, kpti-pcid)", check_layout},
+     "layouts, each against 3g1g (3g1g, 2g2g, 1g3g, 4g4g, kpti, kpti-pcid)", sweep_check_layout},
     {"entry", "entry", SWEEP_PARAM_NAME, 0, "int80",
-     "kernel entry: int80 (int 0x80) or sysenter", check_entry},
+     "kernel entry: int80 (int 0x80) or sysenter", sweep_check_entry},
     {"ram", "ram_mib", SWEEP_PARAM_SIZE, 1u << 20, "4G",
-     "installed RAM, 32M to 64G (stored in MiB)", check_ram},
+     "installed RAM, 32M to 64G (stored in MiB)", sweep_check_ram},
     {"dtlb-entries", "dtlb_entries", SWEEP_PARAM_UINT, 0, "0",
      "entries of the 4 KiB DTLB (0: the preset's)", NULL},
     {"itlb-entries", "itlb_entries", SWEEP_PARAM_UINT, 0, "0",
@@ -145,7 +103,7 @@ static const SweepParam params[] = {
      "CPU and entry (0: the generator's default user work; ignored for trace files)", NULL},
     {"paging", "paging", SWEEP_PARAM_NAME, 0, "pae",
      "page tables of the layout and its 3g1g baseline: pae or legacy (4 GiB of RAM at most)",
-     check_paging},
+     sweep_check_paging},
 };
 enum { P_WORKLOAD, P_CPU, P_LAYOUT, P_ENTRY, P_RAM, P_DENT, P_IENT, P_COUNT, P_SEED, P_RATE,
        P_PAGING };

@@ -15,13 +15,6 @@
 
 #include <string.h>
 
-static bool check_preset(const char *value, GError **err)
-{
-    Preset *p = preset_load(value, err);
-    preset_free(p);
-    return p != NULL;
-}
-
 static bool check_policy(const char *value, GError **err)
 {
     static const char *const known[] = {"preset", "lru", "plru", "fifo", "random"};
@@ -46,7 +39,7 @@ static const SweepParam params[] = {
     {"trace", "trace", SWEEP_PARAM_PATH, 0, NULL,
      "Valgrind Lackey traces (valgrind --tool=lackey --trace-mem=yes; .gz accepted)", check_trace},
     {"cpu", "cpu", SWEEP_PARAM_NAME, 0, "p4-northwood", "CPU presets (names or .ini files)",
-     check_preset},
+     sweep_check_preset},
     {"policy", "policy", SWEEP_PARAM_NAME, 0, "preset",
      "replacement policies: lru, plru, fifo, random, or preset (the preset's)", check_policy},
     {"flush-every", "flush_every", SWEEP_PARAM_UINT, 0, "0",

@@ -30,13 +30,6 @@
 
 #include <string.h>
 
-static bool check_preset(const char *value, GError **err)
-{
-    Preset *p = preset_load(value, err);
-    preset_free(p);
-    return p != NULL;
-}
-
 /* Whether a trace opens (its version line and header), now rather than
  * after other points ran. */
 static bool trace_readable(const char *value, const char *expected, GError **err)
@@ -56,7 +49,7 @@ static bool check_workload(const char *value, GError **err)
 
 static const SweepParam params[] = {
     {"cpu", "cpu", SWEEP_PARAM_NAME, 0, "p4-northwood", "CPU preset whose ranges are sampled",
-     check_preset},
+     sweep_check_preset},
     {"seed", "seed", SWEEP_PARAM_UINT, 0, "1", "seed of the design's digit scrambling", NULL},
     {"sample", "sample", SWEEP_PARAM_UINT, 0, NULL,
      "design points, e.g. 0,1,2,...,63 (each a calibration and executed runs)", NULL},
@@ -164,40 +157,6 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
 
 /* ---- uncertainty-replay ---------------------------------------------------- */
 
-static bool check_layout(const char *value, GError **err)
-{
-    return layout_lookup(value, err) != NULL;
-}
-
-static bool check_entry(const char *value, GError **err)
-{
-    if (!strcmp(value, "int80") || !strcmp(value, "sysenter"))
-        return true;
-    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                "unknown kernel entry '%s' (expected int80 or sysenter)", value);
-    return false;
-}
-
-static bool check_ram(const char *value, GError **err)
-{
-    guint64 mib = g_ascii_strtoull(value, NULL, 10);
-    if (mib < 32 || mib > 64 * 1024) {
-        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "installed RAM %s MiB is out of range (expected 32M to 64G)", value);
-        return false;
-    }
-    return true;
-}
-
-static bool check_paging(const char *value, GError **err)
-{
-    if (ptformat_find(value))
-        return true;
-    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE, "unknown paging mode '%s' (expected %s)",
-                value, ptformat_names());
-    return false;
-}
-
 static bool check_trace(const char *value, GError **err)
 {
     if (!strcmp(value, "none")) {
@@ -212,19 +171,19 @@ static bool check_trace(const char *value, GError **err)
  * "uncertainty" runner, so that sample_of finds them at the same places. */
 static const SweepParam replay_params[] = {
     {"cpu", "cpu", SWEEP_PARAM_NAME, 0, "p4-northwood", "CPU preset whose ranges are sampled",
-     check_preset},
+     sweep_check_preset},
     {"seed", "seed", SWEEP_PARAM_UINT, 0, "1", "seed of the design's digit scrambling", NULL},
     {"sample", "sample", SWEEP_PARAM_UINT, 0, NULL,
      "design points, e.g. 0,1,2,...,63 (each a calibration and executed runs)", NULL},
     {"workloads", "workload", SWEEP_PARAM_NAME, 0, NULL, "vmsplit traces", check_trace},
     {"entry", "entry", SWEEP_PARAM_NAME, 0, "int80", "kernel entry: int80 or sysenter",
-     check_entry},
+     sweep_check_entry},
     {"ram", "ram_mib", SWEEP_PARAM_SIZE, 1u << 20, "4G", "installed RAM, 32M to 64G (MiB)",
-     check_ram},
+     sweep_check_ram},
     {"layouts", "layout", SWEEP_PARAM_NAME, 0, "3g1g,4g4g", "layouts (3g1g, 4g4g, kpti...)",
-     check_layout},
+     sweep_check_layout},
     {"paging", "paging", SWEEP_PARAM_NAME, 0, "pae", "paging mode of every layout: pae or legacy",
-     check_paging},
+     sweep_check_paging},
 };
 
 enum { R_ENTRY = 4, R_RAM, R_LAYOUT, R_PAGING };

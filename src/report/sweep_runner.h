@@ -84,4 +84,13 @@ int sweep_runner_param(const SweepRunner *r, const char *column);
 char *sweep_format_uint(uint64_t v);
 char *sweep_format_double(double v, int decimals);
 
+/* Checks (SweepParam.check) that several runners share (sweep_checks.c):
+ * a preset name or file, a layout, a kernel entry (int80 or sysenter),
+ * installed RAM in MiB (32M to 64G), a paging mode (pae or legacy). */
+bool sweep_check_preset(const char *value, GError **err);
+bool sweep_check_layout(const char *value, GError **err);
+bool sweep_check_entry(const char *value, GError **err);
+bool sweep_check_ram(const char *value, GError **err);
+bool sweep_check_paging(const char *value, GError **err);
+
 #endif
