@@ -240,11 +240,13 @@ void unc_point_clear(UncPoint *pt)
     pt->values = NULL;
 }
 
-bool unc_overhead(const Preset *p, const char *trace, double *pct, GError **err)
+bool unc_overhead(const Preset *p, const char *trace, PagingMode paging, double *pct,
+                  GError **err)
 {
-    ReplayConfig cfg = { .preset = p, .layout = layout_find("3g1g"), .ram = 4ULL << 30 };
+    ReplayConfig cfg = { .preset = p, .layout = layout_with_paging(layout_find("3g1g"), paging),
+                         .ram = 4ULL << 30 };
     ReplayResult *b = replay_run(&cfg, trace, err), *r = NULL;
-    cfg.layout = layout_find("4g4g");
+    cfg.layout = layout_with_paging(layout_find("4g4g"), paging);
     if (b)
         r = replay_run(&cfg, trace, err);
     if (r) {

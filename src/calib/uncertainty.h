@@ -28,6 +28,7 @@
 #define VMSPLIT_CALIB_UNCERTAINTY_H
 
 #include "calib/measurements.h"
+#include "mmu/pae.h"
 #include "preset/preset.h"
 
 /* The design's coordinates of point `index`: dims numbers in [0, 1), the
@@ -73,8 +74,10 @@ bool unc_sample(const Preset *p, const MeasurementSet *set, unsigned seed, unsig
 void unc_sample_clear(UncSample *s);
 
 /* The overhead of 4g4g over 3g1g (percent of the 3g1g cycles) of a trace
- * replayed on p (int 0x80 entry, 4 GiB). */
-bool unc_overhead(const Preset *p, const char *trace, double *pct, GError **err);
+ * replayed on p (int 0x80 entry, 4 GiB) with both layouts' page tables
+ * in paging mode `paging`. */
+bool unc_overhead(const Preset *p, const char *trace, PagingMode paging, double *pct,
+                  GError **err);
 
 /* unc_sample and the null-call figures of the projected preset. */
 bool unc_point(const Preset *p, const MeasurementSet *set, unsigned seed, unsigned index,

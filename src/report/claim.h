@@ -34,6 +34,9 @@ typedef struct {
     bool plots;                  /* run gnuplot (false: CSVs only) */
     int jobs;                    /* replays in parallel */
     int uncertainty;             /* points of the uncertainty design; 0: none */
+    bool sample_captures;        /* also replay the captured programs (the typical
+                                  * workloads) at every point: their overheads get
+                                  * intervals (minutes) */
     int paging;                  /* PagingMode (kernel_model/ptformat.h) of section 1's
                                   * replays (and the statements drawn from them: typical,
                                   * micro) and the per-syscall plot; 0: PAE. The other

@@ -31,15 +31,18 @@ static bool run_design(Claim *c, const char *path, GError **err)
     for (int i = 0; i < c->cfg->uncertainty; i++)
         g_string_append_printf(samples, "%s%d", i ? "," : "", i);
     /* The microbenchmarks are replayed at every point; the captured
-     * programs (the typical workloads) are not: a capture's replay takes
-     * a few tenths of a second, so sampling six at 64 points would take
-     * minutes. Their overheads are point estimates (typ_sampled false). */
+     * programs (the typical workloads) only with --uncertainty-captures: a
+     * capture's replay takes a few tenths of a second, so sampling six at
+     * 64 points takes minutes. Without it their overheads are point
+     * estimates (typ_sampled false). */
     c->typ_sampled = false;
     for (guint i = 0; i < c->wl->len; i++) {
         const Workload *w = g_ptr_array_index(c->wl, i);
-        if (w->micro || (w->typical && !g_str_has_suffix(w->trace, ".vmt.gz")))
+        bool sampled = w->micro || (w->typical && (c->cfg->sample_captures ||
+                                                   !g_str_has_suffix(w->trace, ".vmt.gz")));
+        if (sampled)
             g_string_append_printf(workloads, ",%s", w->trace);
-        c->typ_sampled |= w->typical && !g_str_has_suffix(w->trace, ".vmt.gz");
+        c->typ_sampled |= w->typical && sampled;
     }
     /* A stale file from another preset would be resumed: start afresh. */
     g_unlink(path);
@@ -49,6 +52,8 @@ static bool run_design(Claim *c, const char *path, GError **err)
               sweep_def_add_list(d, "seed", SEED, err) &&
               sweep_def_add_list(d, "sample", samples->str, err) &&
               sweep_def_add_list(d, "workload", workloads->str, err) &&
+              sweep_def_add_list(d, "paging", ptformat_get((PagingMode)c->cfg->paging)->name,
+                                 err) &&
               sweep_def_finish(d, err) && sweep_run(d, path, &o, &res, err);
     g_string_free(samples, TRUE);
     g_string_free(workloads, TRUE);
@@ -179,10 +184,16 @@ static bool fig_null_extra(const Preset *p, void *user, double *out, GError **er
     return true;
 }
 
-/* A trace's 4g4g overhead, %. */
+/* A trace's 4g4g overhead, %, in a paging mode. */
+typedef struct {
+    const char *trace;
+    PagingMode paging;
+} OverheadOf;
+
 static bool fig_overhead(const Preset *p, void *user, double *out, GError **err)
 {
-    return unc_overhead(p, user, out, err);
+    const OverheadOf *o = user;
+    return unc_overhead(p, o->trace, o->paging, out, err);
 }
 
 typedef struct {
@@ -253,8 +264,9 @@ bool claim_tornado(Claim *c, FILE *out, GError **err)
             w = x;
     }
     g_assert(w);                 /* the claim always replays the db generator */
+    OverheadOf of = { w->trace, (PagingMode)c->cfg->paging };
     bool ok = set && tornado_one(c, out, set, &null_extra, NULL, err) &&
-              tornado_one(c, out, set, &db, w->trace, err);
+              tornado_one(c, out, set, &db, &of, err);
     meas_free(set);
     return ok;
 }

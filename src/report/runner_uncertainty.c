@@ -55,9 +55,12 @@ static const SweepParam params[] = {
      "design points, e.g. 0,1,2,...,63 (each a calibration and executed runs)", NULL},
     {"workloads", "workload", SWEEP_PARAM_NAME, 0, "none",
      "vmsplit traces replayed under 3g1g and 4g4g at each point, or none", check_workload},
+    {"paging", "paging", SWEEP_PARAM_NAME, 0, "pae",
+     "paging mode of the workloads' replays: pae or legacy (the null-call figures name theirs)",
+     sweep_check_paging},
 };
 
-enum { P_CPU, P_SEED, P_SAMPLE, P_WORKLOAD };
+enum { P_CPU, P_SEED, P_SAMPLE, P_WORKLOAD, P_PAGING };
 
 static const char *const figures[] = {
 #define X(name, desc) #name,
@@ -142,7 +145,8 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
     double pct = 0;
     bool none = !strcmp(pt->values[P_WORKLOAD], "none");
     if (!s || !unc_figures(s->preset, &f, err) ||
-        (!none && !unc_overhead(s->preset, pt->values[P_WORKLOAD], &pct, err)))
+        (!none && !unc_overhead(s->preset, pt->values[P_WORKLOAD],
+                                ptformat_find(pt->values[P_PAGING])->mode, &pct, err)))
         return false;
     unsigned i = 0;
     out[i++] = sweep_format_uint(s->accepted);

@@ -129,6 +129,121 @@ START_TEST(quick_has_every_section)
 }
 END_TEST
 
+/* The "0% to 30%" statement's object in DIR/claim.json after a quick
+ * claim with `extra` (NULL or an option); NULL-terminated argv tail. */
+static JsonObject *typical_statement(const char *extra, JsonParser **parser)
+{
+    char *dir = g_dir_make_tmp("vmsplit-claim-XXXXXX", NULL);
+    char *outdir = g_build_filename(dir, "out", NULL);
+    const char *argv[] = { vmsplit, "claim", "--quick", "--no-plots", "--uncertainty", "4",
+                           "-o", outdir, extra, NULL };
+    char *out = NULL, *err = NULL;
+    int status = -1;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                           &status, NULL));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", err);
+    char *json = g_build_filename(outdir, "claim.json", NULL);
+    *parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(*parser, json, NULL));
+    JsonArray *st = json_object_get_array_member(
+        json_node_get_object(json_parser_get_root(*parser)), "statements");
+    JsonObject *typ = NULL;
+    for (guint i = 0; i < json_array_get_length(st) && !typ; i++) {
+        JsonObject *o = json_array_get_object_element(st, i);
+        if (strstr(json_object_get_string_member(o, "quote"), "0% to 30%"))
+            typ = o;
+    }
+    ck_assert_ptr_nonnull(typ);
+    char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    g_free(cmd);
+    g_free(json);
+    g_free(out);
+    g_free(err);
+    g_free(outdir);
+    g_free(dir);
+    return typ;
+}
+
+/* The captured programs are the typical workloads: their overheads are
+ * point estimates unless --uncertainty-captures replays them at the
+ * design's points; then the statement carries the interval of the
+ * largest over those points. */
+START_TEST(captures_sampled_on_request)
+{
+    JsonParser *p1 = NULL, *p2 = NULL;
+    JsonObject *plain = typical_statement(NULL, &p1);
+    ck_assert(!json_object_has_member(plain, "interval_90"));
+    ck_assert_ptr_nonnull(strstr(json_object_get_string_member(plain, "model"),
+                                 "point estimates"));
+    JsonObject *sampled = typical_statement("--uncertainty-captures", &p2);
+    ck_assert(json_object_has_member(sampled, "interval_90"));
+    ck_assert_int_eq(json_object_get_int_member(sampled, "interval_points"), 4);
+    JsonArray *iv = json_object_get_array_member(sampled, "interval_90");
+    double lo = json_array_get_double_element(iv, 0), hi = json_array_get_double_element(iv, 1);
+    /* 4G/4G adds two CR3 writes to every syscall and fault of every
+     * program at every point: the largest overhead is above 0. */
+    ck_assert_msg(0 < lo && lo <= hi, "interval %g..%g", lo, hi);
+    g_object_unref(p1);
+    g_object_unref(p2);
+}
+END_TEST
+
+/* The design's workload replays follow the sweep's paging column: a null
+ * call's 4G/4G overhead is lower under 32-bit paging at every point (no
+ * PDPTE loads at its two MOV CR3, the rest alike). */
+START_TEST(design_workloads_follow_paging)
+{
+    char *dir = g_dir_make_tmp("vmsplit-claim-XXXXXX", NULL);
+    char *trace = g_build_filename(dir, "null.vmt", NULL), *csv = g_build_filename(dir, "u.csv", NULL);
+    const char *gen[] = { vmsplit, "gen", "null", "--count", "200", "-o", trace, NULL };
+    const char *sw[] = { vmsplit, "sweep", "--kind", "uncertainty", "--quiet", "--sample", "0,1,2",
+                         "--workloads", trace, "--paging", "pae,legacy", "-o", csv, NULL };
+    const char *const *cmds[] = { gen, sw };
+    for (int k = 0; k < 2; k++) {
+        int status = -1;
+        char *err = NULL;
+        ck_assert(g_spawn_sync(NULL, (char **)cmds[k], NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                               NULL, NULL, &err, &status, NULL));
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", err);
+        g_free(err);
+    }
+    char *text = NULL;
+    ck_assert(g_file_get_contents(csv, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1), **head = g_strsplit(lines[0], ",", -1);
+    int cs = -1, cp = -1, co = -1;
+    for (int i = 0; head[i]; i++) {
+        cs = !strcmp(head[i], "sample") ? i : cs;
+        cp = !strcmp(head[i], "paging") ? i : cp;
+        co = !strcmp(head[i], "overhead_pct") ? i : co;
+    }
+    ck_assert(cs >= 0 && cp >= 0 && co >= 0);
+    double o[3][2] = { { 0 } };
+    unsigned seen = 0;
+    for (int r = 1; lines[r] && *lines[r]; r++) {
+        char **f = g_strsplit(lines[r], ",", -1);
+        int smp = atoi(f[cs]), legacy = !strcmp(f[cp], "legacy");
+        ck_assert(smp >= 0 && smp < 3);
+        o[smp][legacy] = g_ascii_strtod(f[co], NULL);
+        seen++;
+        g_strfreev(f);
+    }
+    ck_assert_uint_eq(seen, 6);
+    for (int smp = 0; smp < 3; smp++)
+        ck_assert_msg(0 < o[smp][1] && o[smp][1] < o[smp][0], "sample %d: legacy %g, PAE %g", smp,
+                      o[smp][1], o[smp][0]);
+    g_strfreev(head);
+    g_strfreev(lines);
+    g_free(text);
+    char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    g_free(cmd);
+    g_free(trace);
+    g_free(csv);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
     const char *argv[] = { vmsplit, "claim", "extra", NULL };
@@ -149,6 +264,8 @@ int main(int argc, char **argv)
     TCase *tc = tcase_create("cli");
     tcase_set_timeout(tc, 1200);
     tcase_add_test(tc, quick_has_every_section);
+    tcase_add_test(tc, captures_sampled_on_request);
+    tcase_add_test(tc, design_workloads_follow_paging);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

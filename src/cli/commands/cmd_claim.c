@@ -7,7 +7,7 @@
 
 int cmd_claim(int argc, char **argv)
 {
-    gboolean quick = FALSE, no_plots = FALSE, json = FALSE;
+    gboolean quick = FALSE, no_plots = FALSE, json = FALSE, captures = FALSE;
     char *outdir = NULL, *paging = NULL;
     int jobs = 2, uncertainty = -1;
     GOptionEntry entries[] = {
@@ -17,6 +17,7 @@ int cmd_claim(int argc, char **argv)
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "replays run in parallel, 1 to 64 (default 2)", "N" },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &no_plots, "write the CSVs but do not run gnuplot", NULL },
         { "uncertainty", 'u', 0, G_OPTION_ARG_INT, &uncertainty, "points of the uncertainty design (default 64, 16 with --quick; 0: none)", "N" },
+        { "uncertainty-captures", 0, 0, G_OPTION_ARG_NONE, &captures, "also replay the captured programs (the typical workloads) at every point of the design, so that the 0-30 % statement gets an interval (minutes: each capture twice per point)", NULL },
         { "paging", 0, 0, G_OPTION_ARG_STRING, &paging, CLI_PAGING_HELP "; for the workloads (and the statements drawn from them) and the per-syscall plot", "MODE" },
         { NULL },
     };
@@ -53,12 +54,17 @@ int cmd_claim(int argc, char **argv)
         fprintf(stderr, "vmsplit claim: no arguments expected, --jobs from 1 to %d and --uncertainty from 0 to 4096 (see 'vmsplit claim --help')\n", CLI_JOBS_MAX);
         goto out;
     }
+    if (captures && uncertainty == 0) {
+        fprintf(stderr, "vmsplit claim: --uncertainty-captures needs the uncertainty design "
+                "(expected --uncertainty N with N > 0)\n");
+        goto out;
+    }
     PagingMode pm;
     if (!cli_opt_paging("claim", paging, &pm))
         goto out;
     ClaimConfig cfg = { .quick = quick, .outdir = outdir ? outdir : "vmsplit-claim",
                         .plots = !no_plots, .jobs = jobs, .uncertainty = uncertainty,
-                        .paging = (int)pm };
+                        .paging = (int)pm, .sample_captures = captures };
     GError *err = NULL;
     FILE *text = json ? fopen("/dev/null", "w") : stdout;
     bool ok = text && claim_run(&cfg, text, &err);
