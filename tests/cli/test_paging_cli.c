@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,38 @@ START_TEST(unknown_mode)
                   err);
     g_free(out);
     g_free(err);
+}
+END_TEST
+
+/* gen --rate R --paging legacy: the trace replayed under legacy 3g1g
+ * realises R within 5 % (issue 17's promise, in the mode it was solved
+ * for). */
+START_TEST(gen_rate_legacy)
+{
+    char *dir = g_dir_make_tmp("vmsplit-paging-XXXXXX", NULL);
+    char *trace = g_build_filename(dir, "db.vmt", NULL);
+    const char *gen[] = { "gen", "db", "--count", "300", "--rate", "20000", "--paging", "legacy",
+                          "-o", trace, NULL };
+    const char *rep[] = { "replay", "--paging", "legacy", "--json", trace, NULL };
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(run(&out, &err, gen), 0);
+    ck_assert_ptr_nonnull(strstr(err, "32-bit paging"));
+    g_free(out), g_free(err);
+    ck_assert_int_eq(run(&out, &err, rep), 0);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_data(p, out, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *r0 = json_array_get_object_element(json_object_get_array_member(root, "replays"), 0);
+    JsonObject *tot = json_object_get_object_member(r0, "totals");
+    double rate = (double)json_object_get_int_member(tot, "syscalls") /
+                  json_object_get_double_member(r0, "seconds");
+    ck_assert_msg(fabs(rate - 20000) <= 0.05 * 20000, "realised %g", rate);
+    g_object_unref(p);
+    g_free(out), g_free(err);
+    g_unlink(trace);
+    g_rmdir(dir);
+    g_free(trace);
+    g_free(dir);
 }
 END_TEST
 
@@ -177,6 +210,7 @@ int main(int argc, char **argv)
     tcase_add_loop_test(tc, ram_beyond_4g, 0, 3);
     tcase_add_loop_test(tc, unknown_mode, 0, 3);
     tcase_add_test(tc, legacy_syscall_json);
+    tcase_add_test(tc, gen_rate_legacy);
     tcase_add_test(tc, sweep_paging_column);
     tcase_add_test(tc, syscall_text_cr3);
     suite_add_tcase(s, tc);

@@ -1,7 +1,7 @@
 /* vmsplit gen: write a synthetic workload trace.
  *
  *   vmsplit gen NAME [--count N] [--seed S]
- *                    [--rate R [--cpu P] [--sysenter] | --rate R --clock-mhz F [--ipc F]
+ *                    [--rate R [--cpu P] [--sysenter] [--paging MODE]| --rate R --clock-mhz F [--ipc F]
  *                     | --user-insns N] [--pages N] [--pattern P]
  *                    [--param KEY=VALUE]... [-o FILE]
  *
@@ -36,7 +36,7 @@ static int usage_error(const char *msg, const char *arg)
 }
 
 typedef struct {
-    char *count, *seed, *rate, *insns, *clock, *ipc, *pages, *pattern, *out, *cpu;
+    char *count, *seed, *rate, *insns, *clock, *ipc, *pages, *pattern, *out, *cpu, *paging;
     gboolean sysenter, json;
     GStrv params;
 } RawArgs;
@@ -46,6 +46,7 @@ static void raw_args_clear(RawArgs *r)
     g_free(r->count), g_free(r->seed), g_free(r->rate), g_free(r->insns);
     g_free(r->clock), g_free(r->ipc), g_free(r->pages), g_free(r->pattern), g_free(r->out);
     g_free(r->cpu);
+    g_free(r->paging);
     g_strfreev(r->params);
 }
 
@@ -82,9 +83,9 @@ static int to_options(RawArgs *r, GenOptions *o)
     if (r->json && (!r->out || !strcmp(r->out, "-")))
         return usage_error("%s", "--json prints a summary on standard output: expected -o FILE "
                                  "for the trace");
-    if ((r->cpu || r->sysenter) && (r->clock || r->ipc || !r->rate))
-        return usage_error("%s", "--cpu and --sysenter choose where a realised --rate is "
-                                 "reached: expected --rate without --clock-mhz and --ipc");
+    if ((r->cpu || r->sysenter || r->paging) && (r->clock || r->ipc || !r->rate))
+        return usage_error("%s", "--cpu, --sysenter and --paging choose where a realised --rate "
+                                 "is reached: expected --rate without --clock-mhz and --ipc");
     if (r->rate && !parse_positive(r->rate, &o->rate))
         return usage_error("--rate: expected a positive number of syscalls per second, got '%s'",
                            r->rate);
@@ -138,6 +139,8 @@ static GOptionContext *option_context(RawArgs *r, GString *desc)
          "CPU preset a realised --rate is reached on (default " PRESET_DEFAULT ")", "P"},
         {"sysenter", 0, 0, G_OPTION_ARG_NONE, &r->sysenter,
          "Reach the --rate with sysenter entries instead of int 0x80", NULL},
+        {"paging", 0, 0, G_OPTION_ARG_STRING, &r->paging,
+         "Reach the --rate on 3g1g's page tables in this mode: " CLI_PAGING_HELP, "MODE"},
         {"clock-mhz", 0, 0, G_OPTION_ARG_STRING, &r->clock,
          "Nominal --rate instead: user time only, clock x IPC / R user instructions "
          "per syscall at this clock in MHz (default 2000, as import-strace)", "F"},
@@ -215,11 +218,16 @@ int cmd_gen(int argc, char **argv)
     if (o.rate > 0 && !r.clock && !r.ipc) {
         GenRateResult res;
         GenRateTarget t = { .rate = o.rate, .sysenter = r.sysenter };
+        if (!cli_opt_paging(CMD, r.paging, &t.paging)) {
+            raw_args_clear(&r);
+            return VMS_EXIT_USAGE;
+        }
         ok = (p = preset_load(r.cpu ? r.cpu : PRESET_DEFAULT, &err)) != NULL;
         t.preset = p;
         ok = ok && gen_rate_solve(gen, &o, &t, &res, &err);
         if (ok) {
-            on = g_strdup_printf("%s, 3g1g, %s", p->name, r.sysenter ? "sysenter" : "int 0x80");
+            on = g_strdup_printf("%s, 3g1g, %s%s", p->name, r.sysenter ? "sysenter" : "int 0x80",
+                                 t.paging == PAGING_LEGACY ? ", 32-bit paging" : "");
             fprintf(stderr, "vmsplit " CMD ": --rate %g: %.0f syscalls/s realised on %s with "
                     "%" G_GUINT64_FORMAT " user instructions per syscall (%u replays)\n",
                     o.rate, res.realised, on, res.user_insns, res.rounds);
