@@ -1,7 +1,7 @@
 /* vmsplit gen: write a synthetic workload trace.
  *
  *   vmsplit gen NAME [--count N] [--seed S]
- *                    [--rate R [--cpu P] [--sysenter] [--paging MODE]| --rate R --clock-mhz F [--ipc F]
+ *                    [--rate R [--cpu P] [--sysenter] [--paging MODE] | --rate R --clock-mhz F [--ipc F]
  *                     | --user-insns N] [--pages N] [--pattern P]
  *                    [--param KEY=VALUE]... [-o FILE]
  *
