@@ -57,6 +57,7 @@ typedef struct {
     uint32_t *symval;            /* ET_REL: resolved value per symbol */
     bool *symok;                 /* has an address (not in a non-alloc section) */
     size_t nsyms;
+    uint64_t loaded;             /* bytes allocated for sections or segments so far */
     ElfObject *obj;
 } Loader;
 
@@ -153,14 +154,29 @@ static bool check_header(const Loader *ld, GError **err)
     return true;
 }
 
-/* size zeroed bytes for a section or segment, within ELFLOAD_MAX_SIZE. */
-static uint8_t *alloc_zeroed(const Loader *ld, const char *what, uint64_t size, GError **err)
+/* size zeroed bytes for a section or segment, within ELFLOAD_MAX_SIZE and,
+ * with those allocated before, within ELFLOAD_MAX_TOTAL. */
+static uint8_t *alloc_zeroed(Loader *ld, const char *what, uint64_t size, GError **err)
 {
-    uint8_t *p = size <= ELFLOAD_MAX_SIZE ? g_try_malloc0(MAX(size, 1)) : NULL;
-    if (!p)
+    if (size > ELFLOAD_MAX_SIZE) {
         fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
              "%s: 0x%" G_GINT64_MODIFIER "x bytes, more than the loader's limit of %u MiB", what,
              size, ELFLOAD_MAX_SIZE >> 20);
+        return NULL;
+    }
+    if (ld->loaded + size > ELFLOAD_MAX_TOTAL) {
+        fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
+             "%s: 0x%" G_GINT64_MODIFIER "x bytes after 0x%" G_GINT64_MODIFIER
+             "x bytes of other sections or segments, more than the loader's limit of %u MiB "
+             "in all", what, size, ld->loaded, ELFLOAD_MAX_TOTAL >> 20);
+        return NULL;
+    }
+    uint8_t *p = g_try_malloc0(MAX(size, 1));
+    if (!p)
+        fail(err, ELFLOAD_ERROR_FORMAT, ld->name,
+             "%s: 0x%" G_GINT64_MODIFIER "x bytes: out of memory", what, size);
+    else
+        ld->loaded += size;
     return p;
 }
 

@@ -62,9 +62,13 @@ typedef enum {
  * PT_LOAD past p_filesz), so a caller writing into fresh zeroed memory may
  * stop at filesz. Sections of size 0 are placed (their symbols have
  * addresses) but not listed. A section or segment larger than
- * ELFLOAD_MAX_SIZE is an error: a bounded loader, not a limit of the
- * model (256 MiB is far beyond any guest program or stub file here). */
+ * ELFLOAD_MAX_SIZE, or sections or segments larger than ELFLOAD_MAX_TOTAL
+ * together, is an error: a bounded loader (a file of a few KiB can
+ * declare thousands of sections of 256 MiB each, all allocated before the
+ * placement is checked), not a limit of the model (256 MiB is far beyond
+ * any guest program or stub file here: the largest loads under 1 MiB). */
 #define ELFLOAD_MAX_SIZE (256u << 20)
+#define ELFLOAD_MAX_TOTAL (256u << 20)
 
 typedef struct {
     const char *name;

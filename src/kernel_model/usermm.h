@@ -59,6 +59,19 @@ typedef enum {
 
 const char *usermm_fault_name(UserFaultKind k);
 
+/* What the body of one kind of fault does besides its modelled references
+ * (faults.ini says what the keys mean). */
+typedef struct {
+    uint32_t insns, kdata_pages;
+} UserFaultProfile;
+
+/* Reads and checks a page-fault profile table (`--fault-profiles FILE`;
+ * path NULL: the bundled faults.ini) into prof, indexed by UserFaultKind,
+ * as usermm_new does: a group for every kind and no other group, the keys
+ * insns, kdata_pages (0 to 1000000) and range "LOW-HIGH" around insns, no
+ * other key. An error names the file and what was expected. */
+bool usermm_profiles_load(const char *path, UserFaultProfile prof[UFAULT_KINDS], GError **err);
+
 typedef struct {
     uint64_t count[UFAULT_KINDS];
     uint64_t cycles[UFAULT_KINDS];   /* user mode to user mode, the touch included */

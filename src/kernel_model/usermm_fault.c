@@ -31,23 +31,63 @@ static char *default_profiles(void)
     return g_build_filename(VMSPLIT_DATADIR, "faults.ini", NULL);
 }
 
-static bool load_u32(GKeyFile *kf, const char *file, const char *g, const char *k, uint32_t *out,
-                     GError **err)
+#define PROFILE_MAX 1000000u
+
+/* A decimal number 0..max, nothing else (no sign, no space). */
+static bool parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+    guint64 n;
+    if (!s || !g_ascii_string_to_unsigned(s, 10, 0, max, &n, NULL))
+        return false;
+    *out = (uint32_t)n;
+    return true;
+}
+
+static bool load_u32(GKeyFile *kf, const char *file, const char *g, const char *k, uint32_t max,
+                     uint32_t *out, GError **err)
 {
     char *v = g_key_file_get_value(kf, g, k, NULL);
-    guint64 n;
-    bool ok = v && g_ascii_string_to_unsigned(v, 10, 0, 1000000, &n, NULL);
-    if (ok)
-        *out = (uint32_t)n;
-    else
+    bool ok = parse_u32(v, max, out);
+    if (!ok)
         g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "%s: [%s] %s: expected a number (0 to 1000000), got '%s'", file, g, k,
+                    "%s: [%s] %s: expected a number (0 to %u), got '%s'", file, g, k, max,
                     v ? v : "nothing");
     g_free(v);
     return ok;
 }
 
-static bool load_profiles(UserMm *um, const char *path, GError **err)
+/* "LOW-HIGH" with LOW <= insns <= HIGH (sscanf's "%u-%u" took "-1" for
+ * 4294967295 and ignored anything after HIGH). */
+static bool load_range(GKeyFile *kf, const char *file, const char *g, uint32_t insns,
+                       GError **err)
+{
+    char *v = g_key_file_get_value(kf, g, "range", NULL);
+    char *dash = v ? strchr(v, '-') : NULL;
+    uint32_t lo = 0, hi = 0;
+    bool ok = false;
+    if (dash) {
+        *dash = '\0';
+        ok = parse_u32(v, PROFILE_MAX, &lo) && parse_u32(dash + 1, PROFILE_MAX, &hi) &&
+             lo <= insns && insns <= hi;
+        *dash = '-';
+    }
+    if (!ok)
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                    "%s: [%s] range: expected LOW-HIGH (0 to %u) around insns %u, got '%s'",
+                    file, g, PROFILE_MAX, insns, v ? v : "nothing");
+    g_free(v);
+    return ok;
+}
+
+static bool is_fault_name(const char *g)
+{
+    for (int k = 0; k < UFAULT_KINDS; k++)
+        if (!strcmp(g, usermm_fault_name((UserFaultKind)k)))
+            return true;
+    return false;
+}
+
+bool usermm_profiles_load(const char *path, UserFaultProfile prof[UFAULT_KINDS], GError **err)
 {
     char *file = path ? g_strdup(path) : default_profiles();
     GKeyFile *kf = g_key_file_new();
@@ -57,6 +97,20 @@ static bool load_profiles(UserMm *um, const char *path, GError **err)
         g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", file, e->message);
         g_error_free(e);
     }
+    /* A misspelt group would leave its kind's profile unread: refused. */
+    char **groups = ok ? g_key_file_get_groups(kf, NULL) : NULL;
+    for (int i = 0; ok && groups[i]; i++)
+        if (!is_fault_name(groups[i])) {
+            GString *names = g_string_new(NULL);
+            for (int k = 0; k < UFAULT_KINDS; k++)
+                g_string_append_printf(names, "%s%s", k ? ", " : "",
+                                       usermm_fault_name((UserFaultKind)k));
+            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                        "%s: unknown profile [%s] (expected %s)", file, groups[i], names->str);
+            g_string_free(names, TRUE);
+            ok = false;
+        }
+    g_strfreev(groups);
     for (int k = 0; ok && k < UFAULT_KINDS; k++) {
         const char *g = usermm_fault_name((UserFaultKind)k);
         if (!g_key_file_has_group(kf, g)) {
@@ -75,18 +129,11 @@ static bool load_profiles(UserMm *um, const char *path, GError **err)
                 ok = false;
             }
         g_strfreev(keys);
-        ok = ok && load_u32(kf, file, g, "insns", &um->prof[k].insns, err) &&
-             load_u32(kf, file, g, "kdata_pages", &um->prof[k].kdata_pages, err);
-        char *range = ok ? g_key_file_get_value(kf, g, "range", NULL) : NULL;
-        unsigned lo, hi;
-        if (ok && (!range || sscanf(range, "%u-%u", &lo, &hi) != 2 || lo > um->prof[k].insns ||
-                   hi < um->prof[k].insns)) {
-            g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                        "%s: [%s] range: expected LOW-HIGH around insns %u, got '%s'", file, g,
-                        um->prof[k].insns, range ? range : "nothing");
-            ok = false;
-        }
-        g_free(range);
+        /* kdata_pages distinct pages come from the pool of KDATA_POOL
+         * (um_fault_init): more would read the same pages again. */
+        ok = ok && load_u32(kf, file, g, "insns", PROFILE_MAX, &prof[k].insns, err) &&
+             load_u32(kf, file, g, "kdata_pages", KDATA_POOL, &prof[k].kdata_pages, err) &&
+             load_range(kf, file, g, prof[k].insns, err);
     }
     g_key_file_free(kf);
     g_free(file);
@@ -338,7 +385,7 @@ bool um_fault_init(UserMm *um, const char *profiles, GError **err)
                     "user_touch_*): rebuild them");
         return false;
     }
-    if (!load_profiles(um, profiles, err))
+    if (!usermm_profiles_load(profiles, um->prof, err))
         return false;
     for (unsigned i = 0; i < KDATA_POOL; i++) {
         uint64_t pa = kspace_alloc_frame(um->ks, err);

@@ -13,9 +13,7 @@
 #define KMAP_WINDOW_OFF 0xA000u      /* ... in the 4g4g window / kpti entry area */
 #define PTE_USER (PAE_P | PAE_US | PAE_A)
 
-typedef struct {
-    uint32_t insns, kdata_pages;
-} FaultProfile;
+typedef UserFaultProfile FaultProfile;
 
 typedef struct {
     uint32_t start, end;             /* page-aligned, end exclusive */

@@ -763,6 +763,56 @@ START_TEST(test_bad_exec)
 }
 END_TEST
 
+/* ELFLOAD_MAX_TOTAL bounds the sum of the sections (or segments) loaded,
+ * not only each one: reloc.o with .rodata turned into a NOBITS section and
+ * .rodata and .bss grown. Sizes: .text 0x20, .data 0x14 (readelf). */
+static uint8_t *grown_reloc(size_t *size, uint32_t rodata, uint32_t bss)
+{
+    char *p = build_path("tests/cpu/data/reloc.o");
+    uint8_t *img = read_all(p, size);
+    Elf32_Shdr *ro = raw_section(img, ".rodata", NULL);
+    ro->sh_type = SHT_NOBITS;
+    ro->sh_size = rodata;
+    raw_section(img, ".bss", NULL)->sh_size = bss;
+    g_free(p);
+    return img;
+}
+
+START_TEST(test_total_limit)
+{
+    ElfLoadOptions pack = { .base = 0x10000, .externs = reloc_externs, .n_externs = 2 };
+    size_t size;
+    GError *e = NULL;
+    /* 0x34 + 0x8000000 - 0x34 + 0x8000000 = 256 MiB exactly: loads. */
+    uint8_t *img = grown_reloc(&size, 0x8000000 - 0x34, 0x8000000);
+    ElfObject *obj = elfload_memory("big.o", img, size, &pack, &e);
+    ck_assert_msg(obj != NULL, "%s", e ? e->message : "");
+    ck_assert_uint_eq(seg(obj, ".bss")->size, 0x8000000);
+    elfload_free(obj);
+    g_free(img);
+    /* One byte more: refused at .bss, each section being under 256 MiB. */
+    img = grown_reloc(&size, 0x8000000 - 0x33, 0x8000000);
+    ck_assert(elfload_memory("big.o", img, size, &pack, &e) == NULL);
+    assert_error(e, ELFLOAD_ERROR_FORMAT, "big.o",
+                 ".bss: 0x8000000 bytes after 0x8000001 bytes of other sections or segments, "
+                 "more than the loader's limit of 256 MiB in all");
+    g_clear_error(&e);
+    g_free(img);
+    /* An executable: PT_LOAD[1] and [2] of 192 MiB each. */
+    char *p = build_path("tests/cpu/data/reloc");
+    img = read_all(p, &size);
+    Elf32_Phdr *ph = (Elf32_Phdr *)(img + ((Elf32_Ehdr *)img)->e_phoff);
+    ph[1].p_memsz = ph[2].p_memsz = 0xC000000;
+    ck_assert(elfload_memory("exe", img, size, NULL, &e) == NULL);
+    assert_error(e, ELFLOAD_ERROR_FORMAT, "exe",
+                 "PT_LOAD[2]: 0xc000000 bytes after 0xc000094 bytes of other sections or "
+                 "segments, more than the loader's limit of 256 MiB in all");
+    g_clear_error(&e);
+    g_free(img);
+    g_free(p);
+}
+END_TEST
+
 START_TEST(test_io_error)
 {
     GError *e = NULL;
@@ -797,6 +847,7 @@ static Suite *elfload_suite(void)
     tcase_add_test(tc, test_fuzz);
     tcase_add_test(tc, test_bad_exec);
     tcase_add_test(tc, test_io_error);
+    tcase_add_test(tc, test_total_limit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,7 +2,8 @@
  * as the stub and guest loaders link them: packed from a user-space base,
  * with a table of external symbols. A loaded object must satisfy the
  * loader's promises (elfload.h): every segment's bytes present, filesz <=
- * size <= ELFLOAD_MAX_SIZE, inside 4 GiB; symbol lookups stay inside. */
+ * size <= ELFLOAD_MAX_SIZE, their sum within ELFLOAD_MAX_TOTAL, inside
+ * 4 GiB; symbol lookups stay inside. */
 #include "fuzz.h"
 
 #include <string.h>
@@ -65,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t total = 0;
     for (size_t i = 0; i < elfload_n_segments(obj); i++)
         total += elfload_segment(obj, i)->size;
+    g_assert(total <= ELFLOAD_MAX_TOTAL);
     if (total <= (16u << 20)) {
         PhysMem *pm = physmem_new();
         GError *e = NULL;
