@@ -23,6 +23,9 @@ static void check_experiment(const Experiment *x)
     case EXP_PRESET:
         g_assert(x->key && strchr(x->key, '.'));
         break;
+    case EXP_GUEST:
+        g_assert(x->program && *x->program && x->layout && *x->layout);
+        break;
     case EXP_NONE:
         break;
     default:

@@ -1,6 +1,6 @@
 /* strace logs (docs: `vmsplit import`): strace_import_stream over the whole
  * importer (src/replay/strace_parse.c, strace_import.c, strace_event.c,
- * strace_sched.c), gzip accepted. The first input byte picks the options
+ * uniproc_sched.c), gzip accepted. The first input byte picks the options
  * (strict or lenient, block or interleaved order), the rest is the log.
  * Every event emitted is formatted as a trace line (trace_format_event). */
 #include "fuzz.h"
