@@ -306,6 +306,7 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
                                            "drawn from them and the per-syscall plot on "
                                            "non-PAE page tables)" : "");
     c.json = json_builder_new();
+    c.statements_csv = g_string_new(NULL);
     json_builder_begin_object(c.json);
     json_builder_set_member_name(c.json, "quick");
     json_builder_add_boolean_value(c.json, cfg->quick);
@@ -369,9 +370,18 @@ bool claim_run(const ClaimConfig *cfg, FILE *out, GError **err)
         g_object_unref(g);
         if (!ok)
             goto out;
+        /* statements.csv: the statements' verdicts and intervals, one row
+         * each (cmd_claim --csv prints it). */
+        path = g_build_filename(cfg->outdir, "statements.csv", NULL);
+        ok = g_file_set_contents(path, c.statements_csv->str, (gssize)c.statements_csv->len, err);
+        g_free(path);
+        if (!ok)
+            goto out;
     }
     ok = true;
 out:
+    if (c.statements_csv)
+        g_string_free(c.statements_csv, TRUE);
     if (c.json)
         g_object_unref(c.json);
     if (f)

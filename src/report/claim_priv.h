@@ -40,6 +40,7 @@ typedef struct {
     double typ_lo, typ_hi, micro_lo, micro_hi;
     bool typ_sampled;            /* a typical workload was in the design */
     JsonBuilder *json;           /* claim.json: the table and the statements */
+    GString *statements_csv;     /* statements.csv: one row per statement */
 } Claim;
 
 /* Runs the uncertainty design as a sweep into DIR/uncertainty.csv (the
@@ -73,6 +74,7 @@ typedef struct {
     bool have;
     double lo, hi;
     unsigned points;
+    const char *unit;            /* of lo and hi: "us", "pct", "ratio", "GiB", ... */
 } ClaimInterval;
 /* The estimates as shipped (what claim_lowmem_of uses). */
 ClaimLowmemSetting claim_lowmem_shipped(void);

@@ -8,6 +8,7 @@
  * model was fitted to it, so its verdict is printed as FIT TARGET and not
  * counted as agreement. Every other statement is a prediction. */
 #include "report/claim_priv.h"
+#include "report/csv.h"
 
 #include "calib/measurements.h"
 #include "kernel_model/layout_mem.h"
@@ -161,7 +162,7 @@ bool claim_lowmem_of(const char *layout, uint64_t ram, LowmemReport *r, GError *
 /* A lowmem statement's interval verdict on [band_lo, band_hi], and the
  * interval in words after the figure (fmt prints one end). */
 static bool lowmem_verdict(Claim *c, ClaimFigure *f, ClaimLowmemFn fn, double band_lo,
-                           double band_hi, const char *fmt, GError **err)
+                           double band_hi, const char *fmt, const char *unit, GError **err)
 {
     ClaimInterval iv;
     if (!claim_lowmem_interval(c, fn, &iv, err))
@@ -169,6 +170,7 @@ static bool lowmem_verdict(Claim *c, ClaimFigure *f, ClaimLowmemFn fn, double ba
     if (!iv.have)
         return true;
     f->verdict = claim_verdict_interval(iv.lo, iv.hi, band_lo, band_hi);
+    iv.unit = unit;
     f->iv = iv;
     char lo[32], hi[32];
     g_snprintf(lo, sizeof lo, fmt, iv.lo);
@@ -194,7 +196,7 @@ static bool st_null_extra(Claim *c, ClaimFigure *f, GError **err)
     GString *iv = g_string_new(NULL);
     if (c->have_unc) {
         f->verdict = claim_verdict_interval(c->extra_lo[0], c->extra_hi[0], 2.0, 4.0);
-        f->iv = (ClaimInterval){ true, c->extra_lo[0], c->extra_hi[0], c->unc_used };
+        f->iv = (ClaimInterval){ true, c->extra_lo[0], c->extra_hi[0], c->unc_used, "us" };
         g_string_printf(iv, " [90 %% interval %.2f..%.2f us, and %.2f..%.2f us via sysenter, over "
                         "%u of %u sampled points]", c->extra_lo[0], c->extra_hi[0],
                         c->extra_lo[1], c->extra_hi[1], c->unc_used, c->unc_total);
@@ -261,7 +263,7 @@ static bool st_pae_nonpae(Claim *c, ClaimFigure *f, GError **err)
         ClaimVerdict vl = claim_verdict_interval(c->extra_lo[2], c->extra_hi[2], 0.5, 1.5);
         ClaimVerdict vr = claim_verdict_interval(c->ratio_lo, c->ratio_hi, 2.0, 4.0);
         f->verdict = claim_verdict_pae_nonpae(vp, vl, vr);
-        f->iv = (ClaimInterval){ true, c->ratio_lo, c->ratio_hi, c->unc_used };
+        f->iv = (ClaimInterval){ true, c->ratio_lo, c->ratio_hi, c->unc_used, "ratio" };
         g_string_append_printf(f->model,
                                " [90 %% intervals: PAE %.2f..%.2f us, non-PAE %.2f..%.2f us, "
                                "ratio %.2f..%.2f, over %u of %u sampled points]",
@@ -305,7 +307,7 @@ static bool st_typical(Claim *c, ClaimFigure *f, GError **err)
                                   "uncertainty design's points]");
     if (c->have_unc && c->typ_sampled && lo >= 0) {
         f->verdict = claim_verdict_interval(c->typ_lo, c->typ_hi, 0, 30);
-        f->iv = (ClaimInterval){ true, c->typ_lo, c->typ_hi, c->unc_used };
+        f->iv = (ClaimInterval){ true, c->typ_lo, c->typ_hi, c->unc_used, "pct" };
         g_string_append_printf(f->model, " [90 %% interval of the largest %+.1f%% to %+.1f%% over "
                                "%u sampled points]", c->typ_lo, c->typ_hi, c->unc_used);
     }
@@ -330,7 +332,7 @@ static bool st_micro(Claim *c, ClaimFigure *f, GError **err)
                     "against %+.1f%% for the largest typical workload", micro, hi);
     if (c->have_unc && c->typ_sampled) {
         f->verdict = claim_verdict_interval(c->micro_lo, c->micro_hi, 0, INFINITY);
-        f->iv = (ClaimInterval){ true, c->micro_lo, c->micro_hi, c->unc_used };
+        f->iv = (ClaimInterval){ true, c->micro_lo, c->micro_hi, c->unc_used, "pct_points" };
         g_string_append_printf(f->model, " [90 %% interval of the difference %+.1f to %+.1f points "
                                "over %u sampled points]", c->micro_lo, c->micro_hi, c->unc_used);
     }
@@ -416,7 +418,7 @@ static bool st_lowmem_x3(Claim *c, ClaimFigure *f, GError **err)
         return false;
     f->verdict = x > 3 ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2fx (64 GB 4G/4G LowTotal against 4 GB 3G/1G)", x);
-    return lowmem_verdict(c, f, fig_x3, 3, INFINITY, "%.2fx", err);
+    return lowmem_verdict(c, f, fig_x3, 3, INFINITY, "%.2fx", "ratio", err);
 }
 
 static bool st_lowmem_x6(Claim *c, ClaimFigure *f, GError **err)
@@ -429,7 +431,7 @@ static bool st_lowmem_x6(Claim *c, ClaimFigure *f, GError **err)
     g_string_printf(f->model, "%.2fx with a 40-byte struct page (the LWN figure for 2003 kernels); "
                     "the mail's ratio needs a larger per-page cost (see the boot statement below)",
                     x);
-    return lowmem_verdict(c, f, fig_x6, 6, INFINITY, "%.2fx", err);
+    return lowmem_verdict(c, f, fig_x6, 6, INFINITY, "%.2fx", "ratio", err);
 }
 
 static bool st_left32(Claim *c, ClaimFigure *f, GError **err)
@@ -441,7 +443,7 @@ static bool st_left32(Claim *c, ClaimFigure *f, GError **err)
     f->verdict = fabs(left - 0.5) < 0.15 ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2f GiB of lowmem left after boot with 32 GiB under 3G/1G, %.2f%% "
                     "of RAM", left, 100.0 * r.lowmem_left_bytes / (32.0 * GiB));
-    return lowmem_verdict(c, f, fig_left32, 0.35, 0.65, "%.2f GiB", err);
+    return lowmem_verdict(c, f, fig_left32, 0.35, 0.65, "%.2f GiB", "GiB", err);
 }
 
 static bool st_noboot64(Claim *c, ClaimFigure *f, GError **err)
@@ -454,7 +456,8 @@ static bool st_noboot64(Claim *c, ClaimFigure *f, GError **err)
                     "MiB lowmem left); \"nearly 1 GB\" implies about 56 B per page, 2.4-era struct "
                     "page sizes", r.mem_map_bytes / 1048576.0,
                     r.boots ? "still boots" : "does not boot", r.lowmem_left_bytes / 1048576.0);
-    return lowmem_verdict(c, f, fig_boot_margin64, -INFINITY, 0, "%+.0f MiB of boot margin", err);
+    return lowmem_verdict(c, f, fig_boot_margin64, -INFINITY, 0, "%+.0f MiB of boot margin",
+                          "MiB", err);
 }
 
 static bool st_ram200(Claim *c, ClaimFigure *f, GError **err)
@@ -465,7 +468,7 @@ static bool st_ram200(Claim *c, ClaimFigure *f, GError **err)
     f->verdict = r.lowmem_left_bytes >= (int64_t)GiB ? CLAIM_AGREES : CLAIM_DISAGREES;
     g_string_printf(f->model, "%.2f GiB of lowmem left with 200 GiB under 4G/4G (a what-if beyond "
                     "PAE's 64 GiB)", r.lowmem_left_bytes / (double)GiB);
-    return lowmem_verdict(c, f, fig_ram200, 1, INFINITY, "%.2f GiB", err);
+    return lowmem_verdict(c, f, fig_ram200, 1, INFINITY, "%.2f GiB", "GiB", err);
 }
 
 static bool st_advice(Claim *c, ClaimFigure *f, GError **err)
@@ -547,6 +550,7 @@ static bool st_kpti(Claim *c, ClaimFigure *f, GError **err)
                         "skylake preset, 32-bit PAE KPTI (a modern core's figures; kpti-pcid is a "
                         "what-if on i686)", at50);
         if (iv.have) {
+            iv.unit = "pct";
             f->iv = iv;
             f->verdict = claim_verdict_interval(iv.lo, iv.hi, 1, 3);
             if (f->verdict == CLAIM_DISAGREES &&
@@ -592,6 +596,10 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
     GString *fit_names = g_string_new(NULL);
     bool ok = true;
     JsonBuilder *j = c->json;
+    static const char *const head[] = { "quote", "source", "verdict", "fit_target",
+                                        "interval_unit", "interval_90_lo",
+                                        "interval_90_hi", "interval_points" };
+    csv_append_record(c->statements_csv, head, G_N_ELEMENTS(head));
     json_builder_set_member_name(j, "statements");
     json_builder_begin_array(j);
     for (size_t i = 0; ok && i < G_N_ELEMENTS(claim_statements); i++) {
@@ -629,6 +637,16 @@ bool claim_statements_print(Claim *c, FILE *out, GError **err)
                 json_builder_add_string_value(j, fit_rows->str);
             }
             json_builder_end_object(j);
+            char lo[32] = "", hi[32] = "", pts[16] = "";
+            if (f.iv.have) {
+                g_ascii_formatd(lo, sizeof lo, "%.6g", f.iv.lo);
+                g_ascii_formatd(hi, sizeof hi, "%.6g", f.iv.hi);
+                g_snprintf(pts, sizeof pts, "%u", f.iv.points);
+            }
+            const char *row[] = { s->quote, s->source, claim_verdict_names[f.verdict],
+                                  fit ? "1" : "0", f.iv.have && f.iv.unit ? f.iv.unit : "",
+                                  lo, hi, pts };
+            csv_append_record(c->statements_csv, row, G_N_ELEMENTS(row));
             if (fit) {
                 fprintf(out, "    verdict: FIT TARGET (the preset was calibrated to %s: "
                         "validation/measurements.ini; the rule gives %s, which is not agreement)\n\n",

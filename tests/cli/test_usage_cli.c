@@ -4,6 +4,8 @@
  * numeric and name arguments out of their domain are exit 2 with a message
  * that says what was expected. */
 #include <check.h>
+
+#include "report/csv.h"
 #include <gio/gio.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -411,45 +413,60 @@ START_TEST(csv_one_header_units)
     ck_assert_int_eq(run(gen, &o, &e), 0);
     g_free(o), g_free(e);
     char *lk = g_build_filename(src, "workloads", "memtraces", "qsortwords.lackey.gz", NULL);
+    char *g2 = g_build_filename(dir, "g2.vmt", NULL), *sw = g_build_filename(dir, "sw.csv", NULL);
+    char *cl = g_build_filename(dir, "claim", NULL);
     struct { const char *cmd; bool units; const char *args[10]; } cases[] = {
         {"syscall", true, {"syscall", "--csv", "--count", "5"}},
         {"meminfo", true, {"meminfo", "--csv", "--ram", "64G", "--layout", "4g4g"}},
         {"replay", true, {"replay", "--csv", "--no-progress", tr}},
         {"compare", true, {"compare", "--csv", "--no-progress", "--layouts", "3g1g,4g4g,kpti", tr}},
         {"tlbsim", false, {"tlbsim", "--csv", "--max-refs", "2000", lk}},
+        {"gen", true, {"gen", "null", "--count", "20", "--csv", "-o", g2}},
+        {"sweep", true, {"sweep", "--kind", "lowmem", "--ram", "1G,2G", "--quiet", "--csv", "-o", sw}},
+        /* claim: each row's interval is in the unit its interval_unit column names */
+        {"claim", false, {"claim", "--quick", "--no-plots", "--uncertainty", "2", "--csv", "-o", cl}},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         ck_assert_msg(run(cases[i].args, &o, &e) == 0, "vmsplit %s --csv: %s", cases[i].cmd, e);
-        char **lines = g_strsplit(g_strchomp(o), "\n", -1);
-        guint n = g_strv_length(lines);
-        ck_assert_msg(n >= 2, "vmsplit %s --csv: %u lines", cases[i].cmd, n);
-        char **head = g_strsplit(lines[0], ",", -1);
-        guint w = g_strv_length(head);
-        for (guint l = 1; l < n; l++) {
-            ck_assert_msg(strcmp(lines[l], lines[0]), "vmsplit %s --csv: header again at line %u",
-                          cases[i].cmd, l + 1);
-            char **f = g_strsplit(lines[l], ",", -1);
-            ck_assert_msg(g_strv_length(f) == w, "vmsplit %s --csv: line %u has %u fields, the "
-                          "header %u", cases[i].cmd, l + 1, g_strv_length(f), w);
+        /* The project's strict reader: quoted fields, every record as wide
+         * as the header (else an error naming the line). */
+        GError *ce = NULL;
+        CsvTable *t = csv_read_buffer(cases[i].cmd, o, strlen(o), CSV_READ_STRICT, &ce);
+        ck_assert_msg(t, "vmsplit %s --csv: %s", cases[i].cmd, ce ? ce->message : "?");
+        ck_assert_msg(t->rows->len >= 1, "vmsplit %s --csv: no row", cases[i].cmd);
+        guint w = t->header->len;
+        for (guint r = 0; r < t->rows->len; r++) {
+            bool again = true;
+            for (guint c = 0; c < w; c++)
+                again = again && !strcmp(csv_table_get(t, r, c), g_ptr_array_index(t->header, c));
+            ck_assert_msg(!again, "vmsplit %s --csv: header again in row %u", cases[i].cmd, r + 1);
             for (guint c = 0; cases[i].units && c < w; c++) {
+                const char *f = csv_table_get(t, r, c), *head = g_ptr_array_index(t->header, c);
                 char *end = NULL;
-                double v = g_ascii_strtod(f[c], &end);
-                bool numeric = *f[c] && end && !*end;
-                bool flag = numeric && (v == 0 || v == 1) && !has_unit(head[c]);
+                double v = g_ascii_strtod(f, &end);
+                bool numeric = *f && end && !*end;
+                bool flag = numeric && (v == 0 || v == 1) && !has_unit(head);
                 /* a flag column is 0/1 in every row: checked on this row only */
                 if (numeric && !flag)
-                    ck_assert_msg(has_unit(head[c]), "vmsplit %s --csv: column '%s' has no unit",
-                                  cases[i].cmd, head[c]);
+                    ck_assert_msg(has_unit(head), "vmsplit %s --csv: column '%s' has no unit",
+                                  cases[i].cmd, head);
             }
-            g_strfreev(f);
+            /* claim: an interval's row names its unit */
+            int lo = csv_table_column(t, "interval_90_lo"), un = csv_table_column(t, "interval_unit");
+            if (lo >= 0)
+                ck_assert_msg(un >= 0 && (!*csv_table_get(t, r, (guint)lo) ||
+                                          *csv_table_get(t, r, (guint)un)),
+                              "vmsplit %s --csv: row %u has an interval without its unit",
+                              cases[i].cmd, r + 1);
         }
-        g_strfreev(head);
-        g_strfreev(lines);
+        csv_table_free(t);
         g_free(o), g_free(e);
     }
     g_remove(tr);
-    g_rmdir(dir);
-    g_free(tr), g_free(dir), g_free(lk);
+    char *rm = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert_int_eq(system(rm), 0);
+    g_free(rm);
+    g_free(tr), g_free(dir), g_free(lk), g_free(g2), g_free(sw), g_free(cl);
 }
 END_TEST
 
@@ -462,7 +479,7 @@ int main(int argc, char **argv)
     vmsplit = argv[1];
     Suite *s = suite_create("usage-cli");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, help_command_is_its_help);
     tcase_add_test(tc, bad_arguments_are_exit_2);
     tcase_add_test(tc, one_vocabulary);

@@ -20,6 +20,7 @@
 #include "preset/preset.h"
 #include "replay/gen.h"
 #include "replay/gen_rate.h"
+#include "report/csv.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static int usage_error(const char *msg, const char *arg)
 
 typedef struct {
     char *count, *seed, *rate, *insns, *clock, *ipc, *pages, *pattern, *out, *cpu, *paging;
-    gboolean sysenter, json;
+    gboolean sysenter, json, csv;
     GStrv params;
 } RawArgs;
 
@@ -80,9 +81,11 @@ static int to_options(RawArgs *r, GenOptions *o)
         return usage_error("--seed: expected a whole number from 0 to 2^64-1, got '%s'", r->seed);
     if (r->rate && r->insns)
         return usage_error("%s", "--rate and --user-insns both given: expected one of them");
-    if (r->json && (!r->out || !strcmp(r->out, "-")))
-        return usage_error("%s", "--json prints a summary on standard output: expected -o FILE "
-                                 "for the trace");
+    if ((r->json || r->csv) && (!r->out || !strcmp(r->out, "-")))
+        return usage_error("%s", "--json and --csv print a summary on standard output: expected "
+                                 "-o FILE for the trace");
+    if (r->json && r->csv)
+        return usage_error("%s", "--json and --csv both given: expected one of them");
     if ((r->cpu || r->sysenter || r->paging) && (r->clock || r->ipc || !r->rate))
         return usage_error("%s", "--cpu, --sysenter and --paging choose where a realised --rate "
                                  "is reached: expected --rate without --clock-mhz and --ipc");
@@ -159,6 +162,8 @@ static GOptionContext *option_context(RawArgs *r, GString *desc)
         {"json", 0, 0, G_OPTION_ARG_NONE, &r->json,
          "Print a summary (what was written, the user work, the rate reached) as JSON; needs -o",
          NULL},
+        {"csv", 0, 0, G_OPTION_ARG_NONE, &r->csv,
+         "Print the same summary as CSV (one header row, one row); needs -o", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *ctx = g_option_context_new("NAME - write a synthetic workload trace");
@@ -266,6 +271,28 @@ int cmd_gen(int argc, char **argv)
         }
         json_builder_end_object(b);
         cli_print_json(b);
+    }
+    if (ok && r.csv) {
+        char cnt[24], seed[24], insns[24], target[32] = "", real[32] = "";
+        g_snprintf(cnt, sizeof cnt, "%" G_GUINT64_FORMAT, (guint64)o.count);
+        g_snprintf(seed, sizeof seed, "%" G_GUINT64_FORMAT, (guint64)o.seed);
+        g_snprintf(insns, sizeof insns, "%" G_GUINT64_FORMAT, (guint64)gen_user_insns(gen, &o));
+        if (o.rate_on) {
+            g_ascii_formatd(target, sizeof target, "%.1f", o.rate_target);
+            g_ascii_formatd(real, sizeof real, "%.1f", o.rate_realised);
+        } else if (o.rate > 0)
+            g_ascii_formatd(target, sizeof target, "%.1f", o.rate);
+        static const char *const head[] = { "generator", "output", "count", "seed",
+                                            "user_insns_per_syscall",
+                                            "rate_target_syscalls_per_s",
+                                            "rate_realised_syscalls_per_s", "rate_on" };
+        const char *row[] = { gen->name, r.out, cnt, seed, insns, target, real,
+                              o.rate_on ? o.rate_on : (o.rate > 0 ? "nominal" : "") };
+        GString *csv = g_string_new(NULL);
+        csv_append_record(csv, head, G_N_ELEMENTS(head));
+        csv_append_record(csv, row, G_N_ELEMENTS(row));
+        fputs(csv->str, stdout);
+        g_string_free(csv, TRUE);
     }
     preset_free(p);
     raw_args_clear(&r);

@@ -3,6 +3,7 @@
  * this file turns them into long options. */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "report/csv.h"
 #include "report/sweep.h"
 
 #include <stdio.h>
@@ -115,7 +116,7 @@ int cmd_sweep(int argc, char **argv)
 
     char *kind = NULL, *shard = NULL, *out = NULL;
     gint jobs = 0;
-    gboolean fsync_rows = FALSE, quiet = FALSE, json = FALSE;
+    gboolean fsync_rows = FALSE, quiet = FALSE, json = FALSE, csv = FALSE;
     GOptionEntry entries[] = {
         {"kind", 'k', 0, G_OPTION_ARG_STRING, &kind, "What each point runs (see below)", "KIND"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "CSV to write or resume (required)", "FILE"},
@@ -125,6 +126,8 @@ int cmd_sweep(int argc, char **argv)
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar and no summary", NULL},
         {"json", 0, 0, G_OPTION_ARG_NONE, &json,
          "Print the summary (points, resumed, computed) as JSON on stdout", NULL},
+        {"csv", 0, 0, G_OPTION_ARG_NONE, &csv,
+         "Print the same summary as CSV on stdout (one header row, one row)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     bool takes_files = false;
@@ -153,6 +156,10 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "vmsplit sweep: expected -o FILE.csv (the sweep resumes from it)\n");
         goto out;
     }
+    if (json && csv) {
+        fprintf(stderr, "vmsplit sweep: --json and --csv both given: expected one of them\n");
+        goto out;
+    }
     if (jobs < 0 || jobs > CLI_JOBS_MAX) {
         fprintf(stderr, "vmsplit sweep: --jobs: expected a whole number from 1 to %d, got '%d'\n",
                 CLI_JOBS_MAX, jobs);
@@ -169,6 +176,24 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "%s: %u points%s: %u already there, %u computed%s\n", out, res.total,
                 sweep_def_shard_n(d) > 1 ? " in this shard" : "", res.resumed, res.computed,
                 res.repaired ? " (a torn last line was cut off)" : "");
+    if (csv && (ok || res.computed)) {
+        char k[16], n[16], pts[16], rs[16], cp[16];
+        g_snprintf(k, sizeof k, "%u", sweep_def_shard_k(d));
+        g_snprintf(n, sizeof n, "%u", sweep_def_shard_n(d));
+        g_snprintf(pts, sizeof pts, "%u", res.total);
+        g_snprintf(rs, sizeof rs, "%u", res.resumed);
+        g_snprintf(cp, sizeof cp, "%u", res.computed);
+        static const char *const head[] = { "output", "kind", "shard_k", "shard_n",
+                                            "points_count", "resumed_count", "computed_count",
+                                            "complete", "torn_line_cut" };
+        const char *row[] = { out, r->kind, k, n, pts, rs, cp, ok && res.complete ? "1" : "0",
+                              res.repaired ? "1" : "0" };
+        GString *s = g_string_new(NULL);
+        csv_append_record(s, head, G_N_ELEMENTS(head));
+        csv_append_record(s, row, G_N_ELEMENTS(row));
+        fputs(s->str, stdout);
+        g_string_free(s, TRUE);
+    }
     if (json && (ok || res.computed)) {
         JsonBuilder *b = json_builder_new();
         json_builder_begin_object(b);
