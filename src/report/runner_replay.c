@@ -225,13 +225,8 @@ static bool run_point(void *ctx, const SweepPoint *pt, char **out, GError **err)
     const Layout *l = layout_lookup(pt->values[P_LAYOUT], err);
     const PageTableFormat *f = ptformat_find(pt->values[P_PAGING]);
     const Layout *base = layout_with_paging(layout_find(BASELINE_LAYOUT), f->mode);
-    if (l && (num(pt, P_RAM) << 20) > f->phys_limit) {
-        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "installed RAM %s MiB is more than %s (%s) paging addresses (%.0f GiB): "
-                    "lower --ram or use --paging pae", pt->values[P_RAM], f->name, f->title,
-                    f->phys_limit / 1073741824.0);
+    if (l && !sweep_check_ram_in_mode(pt->values[P_RAM], f, err))
         return false;
-    }
     l = l ? layout_with_paging(l, f->mode) : NULL;
     Preset *p = l ? preset_load(pt->values[P_CPU], err) : NULL;
     if (!p)

@@ -209,14 +209,9 @@ static bool run_replay_point(void *ctx, const SweepPoint *pt, char **out, GError
     if (!s)
         return false;
     const PageTableFormat *f = ptformat_find(pt->values[R_PAGING]);
-    uint64_t ram = g_ascii_strtoull(pt->values[R_RAM], NULL, 10) << 20;
-    if (ram > f->phys_limit) {
-        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
-                    "installed RAM %s MiB is more than %s (%s) paging addresses (%.0f GiB): "
-                    "lower --ram or use --paging pae", pt->values[R_RAM], f->name, f->title,
-                    f->phys_limit / 1073741824.0);
+    if (!sweep_check_ram_in_mode(pt->values[R_RAM], f, err))
         return false;
-    }
+    uint64_t ram = g_ascii_strtoull(pt->values[R_RAM], NULL, 10) << 20;
     ReplayConfig cfg = { .preset = s->preset,
                          .layout = layout_with_paging(layout_find(pt->values[R_LAYOUT]), f->mode),
                          .ram = ram,

@@ -51,3 +51,14 @@ bool sweep_check_paging(const char *value, GError **err)
                 value, ptformat_names());
     return false;
 }
+
+bool sweep_check_ram_in_mode(const char *ram_mib, const PageTableFormat *f, GError **err)
+{
+    if ((g_ascii_strtoull(ram_mib, NULL, 10) << 20) <= f->phys_limit)
+        return true;
+    g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                "installed RAM %s MiB is more than %s (%s) paging addresses (%.0f GiB): "
+                "lower --ram or use --paging pae", ram_mib, f->name, f->title,
+                f->phys_limit / 1073741824.0);
+    return false;
+}

@@ -21,6 +21,7 @@
 #ifndef VMSPLIT_REPORT_SWEEP_RUNNER_H
 #define VMSPLIT_REPORT_SWEEP_RUNNER_H
 
+#include "kernel_model/ptformat.h"
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,5 +93,8 @@ bool sweep_check_layout(const char *value, GError **err);
 bool sweep_check_entry(const char *value, GError **err);
 bool sweep_check_ram(const char *value, GError **err);
 bool sweep_check_paging(const char *value, GError **err);
+/* A point's installed RAM (MiB, as its column holds it) within what paging
+ * format f addresses (32-bit paging: 4 GiB). */
+bool sweep_check_ram_in_mode(const char *ram_mib, const PageTableFormat *f, GError **err);
 
 #endif
