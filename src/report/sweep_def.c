@@ -157,6 +157,20 @@ static char *canonical_value(const SweepParam *p, const char *v, GError **err)
 
 static bool add_canonical(SweepDef *d, int i, char *c, GError **err)
 {
+    /* The record beside the CSV is JSON, whose strings are UTF-8: a value
+     * that is not (a trace file's name in another encoding, a byte from a
+     * damaged legacy line) would be written into a sidecar that no reader,
+     * this one included, could read back (found fuzzing the record). */
+    if (!g_utf8_validate(c, -1, NULL)) {
+        char *shown = g_utf8_make_valid(c, -1);
+        g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
+                    "--%s: value '%s' is not valid UTF-8 (the sweep's record is JSON, "
+                    "which holds only UTF-8; for a file, use a link with a UTF-8 name)",
+                    d->runner->params[i].option, shown);
+        g_free(shown);
+        g_free(c);
+        return false;
+    }
     if (g_hash_table_contains(d->pos[i], c)) {
         g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
                     "--%s: value '%s' appears twice (each point must be unique)",
@@ -192,16 +206,23 @@ bool sweep_def_add_list(SweepDef *d, const char *param, const char *list, GError
 
 bool sweep_def_set_shard(SweepDef *d, const char *spec, GError **err)
 {
-    unsigned k = 0, n = 0;
-    char tail = 0;
-    if (sscanf(spec, "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n) {
+    /* Each number strictly decimal and within guint: sscanf's %u took
+     * "-1" and wrapped 4294967297 to 1 (a record's shard 4294967297/
+     * 4294967298 read as 1/2; found fuzzing the sweep record, issue 19). */
+    const char *slash = strchr(spec, '/');
+    char *ks = slash ? g_strndup(spec, (gsize)(slash - spec)) : NULL;
+    guint64 k = 0, n = 0;
+    bool ok = ks && g_ascii_string_to_unsigned(ks, 10, 1, G_MAXUINT, &k, NULL) &&
+              g_ascii_string_to_unsigned(slash + 1, 10, 1, G_MAXUINT, &n, NULL) && k <= n;
+    g_free(ks);
+    if (!ok) {
         g_set_error(err, REPORT_ERROR, REPORT_ERROR_PARSE,
                     "--shard: expected K/N with 1 <= K <= N (e.g. 2/8), found '%s'",
                     spec);
         return false;
     }
-    d->shard_k = k;
-    d->shard_n = n;
+    d->shard_k = (guint)k;
+    d->shard_n = (guint)n;
     return true;
 }
 

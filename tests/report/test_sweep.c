@@ -278,14 +278,21 @@ START_TEST(test_bad_values)
     ck_assert_str_eq(err->message, "a ttest sweep needs --alpha");
     g_clear_error(&err);
     sweep_def_free(d);
-    /* Shards: 1 <= K <= N. */
-    const char *bad[] = {"0/3", "4/3", "1/0", "a/b", "1/2/3", "2"};
+    /* Shards: 1 <= K <= N, each a plain decimal number within 32 bits
+     * (4294967297 is 2^32 + 1: it wrapped to 1; "-1" was taken as
+     * 4294967295 by sscanf's %u). */
+    const char *bad[] = {"0/3", "4/3", "1/0", "a/b", "1/2/3", "2", "4294967297/4294967298",
+                         "-1/1", "1/-1", "+1/2", " 1/2", "1/2 ", "1/", "/2", "1/2x"};
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         d = sweep_def_new(&t_runner);
         ck_assert_msg(!sweep_def_set_shard(d, bad[i], &err), "%s accepted", bad[i]);
         g_clear_error(&err);
         sweep_def_free(d);
     }
+    d = sweep_def_new(&t_runner);
+    ck_assert(sweep_def_set_shard(d, "4294967295/4294967295", &err));
+    ck_assert_uint_eq(sweep_def_shard_k(d), 4294967295u);
+    sweep_def_free(d);
 }
 END_TEST
 
@@ -691,6 +698,9 @@ START_TEST(test_comment_escaping)
     } bad[] = {
         {" vmsplit-sweep v9 kind=ttest", "x.csv:1: expected '# vmsplit-sweep v1 kind=KIND"},
         {" vmsplit-sweep v1 kind=nope a=1", "x.csv:1: unknown sweep kind 'nope'"},
+        /* %FF is byte 0xff, not UTF-8: the JSON record could not hold it */
+        {" vmsplit-sweep v1 kind=ttest a=1 b=%FF c=1",
+         "x.csv:1: --beta: value '\xef\xbf\xbd' is not valid UTF-8"},
         {" vmsplit-sweep v1 kind=ttest a=1 b=x", "x.csv:1: the sweep line has no values for c"},
         {" vmsplit-sweep v1 kind=ttest a=1 b=x c=1 d=2", "x.csv:1: unexpected 'd=2'"},
         {" vmsplit-sweep v1 kind=ttest a=1 a=2 b=x c=1", "x.csv:1: a appears twice"},
@@ -757,6 +767,10 @@ START_TEST(test_record_json)
          "x.json: --alpha: value '1' appears twice"},
         {REC(ABC, ",\"shard\":{\"k\":3,\"n\":2}"), "x.json: --shard: expected K/N"},
         {REC(ABC, ",\"shard\":\"1/2\""), "x.json: expected \"shard\": {\"k\": K, \"n\": N}"},
+        /* 2^32 + 1 and 2^32 + 2: read as 1/2 before the strict parse */
+        {REC(ABC, ",\"shard\":{\"k\":4294967297,\"n\":4294967298}"),
+         "x.json: --shard: expected K/N"},
+        {REC("\"a\":[\"1\"],\"b\":[\"\xff\"],\"c\":[\"1\"]", ""), "x.json: not JSON"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         ck_assert(!sweep_record_from_json(bad[i].json, strlen(bad[i].json), "x.json", &err));
