@@ -11,7 +11,15 @@
  * same header, the same events (trace_event_equal) and the same references.
  * So whatever the reader accepts, the writer can write and the reader
  * reads back unchanged: the reader accepts nothing the writer cannot
- * express, and the writer writes nothing the reader rejects. */
+ * express, and the writer writes nothing the reader rejects.
+ *
+ * Partial reading: a caller may read any part of a refs event's lines, in
+ * chunks of any size, and leave the rest to trace_reader_next (which reads
+ * and checks them: skip_refs). The input is read a second time so, the
+ * part and chunk size of each refs event drawn from the input's size and
+ * the event's number; the events must be the same, the lines read the
+ * first ones of each event's, and a trace the full reading refused must
+ * be refused with the same message (the lines skipped are checked too). */
 #include "fuzz.h"
 
 #include <string.h>
@@ -55,6 +63,68 @@ static bool read_all(const char *path, Read *out, GError **err)
         g_assert(total == ev.u.refs.nrefs);
     }
     return *err == NULL;
+}
+
+/* The second reading: see the top. a is the full reading's result (its
+ * error, if it had one, in full_err). */
+static void partial_read(const char *path, const Read *a, const GError *full_err, size_t salt)
+{
+    GError *e = NULL;
+    TraceReader *r = trace_reader_open(path, &e);
+    if (!r) {
+        g_assert(full_err != NULL);
+        g_assert_cmpstr(e->message, ==, full_err->message);
+        g_error_free(e);
+        return;
+    }
+    guint i = 0, ref = 0;
+    TraceEvent ev;
+    while (trace_reader_next(r, &ev, &e)) {
+        g_assert_cmpuint(i, <, a->events->len);
+        g_assert(trace_event_equal(&ev, &g_array_index(a->events, TraceEvent, i)));
+        i++;
+        if (ev.kind != TRACE_EV_REFS)
+            continue;
+        uint32_t nrefs = ev.u.refs.nrefs;
+        size_t h = salt * 31u + i * 7u;
+        uint64_t want = h % 3 == 0 ? 0 : h % 3 == 1 ? (uint64_t)(h / 3) % ((uint64_t)nrefs + 1)
+                                                   : nrefs;
+        size_t chunk = 1 + (h / 5) % 64;
+        TraceRef buf[64];
+        uint64_t got = 0;
+        while (got < want) {
+            size_t n;
+            size_t ask = chunk < want - got ? chunk : (size_t)(want - got);
+            if (!trace_reader_refs(r, buf, ask, &n, &e))
+                break;
+            g_assert_cmpuint(n, >=, 1);
+            g_assert_cmpuint(n, <=, ask);
+            for (size_t k = 0; k < n; k++) {
+                /* a full reading that failed inside a block kept only the
+                 * chunks before the failing one */
+                if (full_err && ref + got + k >= a->refs->len)
+                    break;
+                g_assert_cmpuint(ref + got + k, <, a->refs->len);
+                const TraceRef *x = &g_array_index(a->refs, TraceRef, ref + got + k);
+                g_assert(x->addr == buf[k].addr && x->n == buf[k].n &&
+                         x->kind == buf[k].kind && x->size == buf[k].size);
+            }
+            got += n;
+        }
+        if (e)
+            break;
+        ref += nrefs;
+    }
+    if (full_err) {
+        g_assert(e != NULL);
+        g_assert_cmpstr(e->message, ==, full_err->message);
+    } else {
+        g_assert_no_error(e);
+        g_assert_cmpuint(i, ==, a->events->len);
+        g_assert_cmpuint(ref, ==, a->refs->len);
+    }
+    g_clear_error(&e);
+    trace_reader_close(r);
 }
 
 static void read_clear(Read *rd)
@@ -121,7 +191,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_input_path(data, size, ".vmt");
     GError *e = NULL;
     Read a;
-    if (read_all(path, &a, &e))
+    bool ok = read_all(path, &a, &e);
+    partial_read(path, &a, e, size);
+    if (ok)
         round_trip(&a, size >= 2 && data[0] == 0x1f && data[1] == 0x8b);
     else
         fuzz_check_error(e);
