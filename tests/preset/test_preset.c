@@ -456,6 +456,64 @@ static bool same_preset(const Preset *a, const Preset *b)
            !memcmp(&a->cost, &b->cost, sizeof a->cost);
 }
 
+/* The uncertainty analysis (calib/uncertainty.c) sets a sampled key to
+ * any value of its declared range on a copy of the preset: each end of a
+ * span, each numeric alternative must give a preset the reader accepts
+ * (written out and loaded again), or a sampled machine is one no preset
+ * file could describe. This catches a range declared wider than the
+ * key's own checks allow (a geometry rule, a bound); the fuzz harness of
+ * the preset reader checks the same on fuzzed files. */
+START_TEST(range_ends_make_valid_presets)
+{
+    char **names = preset_list();
+    unsigned tried = 0;
+    for (int i = 0; names[i]; i++) {
+        Preset *p = preset_load(names[i], NULL);
+        ck_assert_ptr_nonnull(p);
+        for (unsigned k = 0; k < p->nranges; k++) {
+            const PresetRange *r = &p->ranges[k];
+            unsigned cur, vals[16], n = 0;
+            if (!preset_get_uint(p, r->id, &cur))
+                continue;                       /* a text key: held */
+            if (r->kind == PRESET_RANGE_SPAN) {
+                ck_assert_msg(cur >= r->lo && cur <= r->hi, "%s %s", names[i], r->id);
+                vals[n++] = r->lo;
+                vals[n++] = r->hi;
+            } else {
+                for (char **a = r->alternatives; *a && n < G_N_ELEMENTS(vals); a++) {
+                    guint64 v;
+                    if (!strcmp(*a, "true") || !strcmp(*a, "false"))
+                        vals[n++] = !strcmp(*a, "true");
+                    else if (g_ascii_string_to_unsigned(*a, 10, 0, G_MAXUINT, &v, NULL))
+                        vals[n++] = (unsigned)v;
+                }
+            }
+            for (unsigned j = 0; j < n; j++) {
+                Preset *c = preset_copy(p);
+                ck_assert(preset_set_uint(c, r->id, vals[j]));
+                char *ini = preset_to_ini(c);
+                char *path = write_tmp("range-end.ini", ini);
+                GError *err = NULL;
+                Preset *q = preset_load(path, &err);
+                ck_assert_msg(q != NULL, "%s: %s = %u: %s", names[i], r->id, vals[j],
+                              err ? err->message : "");
+                unsigned back = 0;
+                ck_assert(preset_get_uint(q, r->id, &back));
+                ck_assert_uint_eq(back, vals[j]);
+                tried++;
+                preset_free(q);
+                g_free(path);
+                g_free(ini);
+                preset_free(c);
+            }
+        }
+        preset_free(p);
+    }
+    ck_assert_uint_ge(tried, 20);  /* the bundled presets declare dozens */
+    g_strfreev(names);
+}
+END_TEST
+
 START_TEST(resolved_output_round_trips)
 {
     char **names = preset_list();
@@ -636,6 +694,7 @@ static Suite *preset_suite(void)
     tcase_add_test(tc, optional_groups);
     tcase_add_test(tc, preset_dir_from_environment);
     tcase_add_test(tc, resolved_output_round_trips);
+    tcase_add_test(tc, range_ends_make_valid_presets);
     tcase_add_test(tc, readme_documents_every_key);
     tcase_add_test(tc, cli_lists_shows_and_rejects);
     suite_add_tcase(s, tc);
