@@ -68,6 +68,64 @@ START_TEST(hello_3g1g_json)
 }
 END_TEST
 
+/* --paging legacy: the same program on the same layout with 32-bit
+ * (2-level) page tables. The stubs are the same, so the CR3 writes are too
+ * (2 entries + 1 exit, as above); what differs is what a MOV CR3 does:
+ * under PAE it loads the four PDPTEs from memory (SDM Vol. 3A 4.4.1), under
+ * 32-bit paging there are no PDPTE registers (4.3), so the MMU's CR3 cycles
+ * (its memory side) are zero. */
+static JsonObject *run_json(const char *paging, const char *hello, JsonParser *p)
+{
+    const char *a_pae[] = { "--json", "--layout", "4g4g", hello, NULL };
+    const char *a_other[] = { "--json", "--layout", "4g4g", "--paging", paging, hello, NULL };
+    TestRun r = run(paging ? a_other : a_pae);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    GError *e = NULL;
+    ck_assert_msg(json_parser_load_from_data(p, r.out, -1, &e), "%s", e ? e->message : "?");
+    test_run_free(&r);
+    return json_node_get_object(json_parser_get_root(p));
+}
+
+START_TEST(hello_legacy_paging)
+{
+    char *hello = test_source("workloads/guest/hello.asm");
+    JsonParser *pl = json_parser_new(), *pp = json_parser_new();
+    JsonObject *legacy = run_json("legacy", hello, pl), *pae = run_json(NULL, hello, pp);
+    ck_assert_str_eq(json_object_get_string_member(legacy, "paging"), "legacy");
+    ck_assert_str_eq(json_object_get_string_member(pae, "paging"), "pae");
+    ck_assert_str_eq(json_object_get_string_member(legacy, "guest_stdout"),
+                     "Hello from a vmsplit guest.\n");
+    ck_assert_int_eq(json_object_get_int_member(legacy, "instructions_user"), 10);
+    ck_assert_int_eq(json_object_get_int_member(legacy, "cr3_writes"), 3);
+    ck_assert_int_eq(json_object_get_int_member(pae, "cr3_writes"), 3);
+    JsonObject *ml = json_object_get_object_member(legacy, "mmu");
+    JsonObject *mp = json_object_get_object_member(pae, "mmu");
+    ck_assert_int_eq(json_object_get_int_member(ml, "cr3_cycles"), 0);
+    ck_assert_int_gt(json_object_get_int_member(mp, "cr3_cycles"), 0);
+    g_object_unref(pl);
+    g_object_unref(pp);
+
+    const char *text[] = { "--layout", "3g1g", "--paging", "legacy", hello, NULL };
+    TestRun r = run(text);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "paging          legacy\n"));
+    test_run_free(&r);
+    /* bad input: exit status 2 and a message naming the problem */
+    const char *b1[] = { "--paging", "legacy", hello, NULL };
+    const char *b2[] = { "--layout", "4g4g", "--paging", "pse", hello, NULL };
+    const char *b3[] = { "--layout", "4g4g", "--paging", "legacy", "--ram", "8G", hello, NULL };
+    const char *const *bad[] = { b1, b2, b3 };
+    const char *expect[] = { "need --layout", "'pse'", "at most 4 GiB" };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        r = run(bad[i]);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, expect[i]), "%zu: %s", i, r.err);
+        test_run_free(&r);
+    }
+    g_free(hello);
+}
+END_TEST
+
 START_TEST(guest_fault_and_status)
 {
     char *p = test_write_asm("BITS 32\nglobal _start\n_start: mov dword [0xC0000000], 1\n");
@@ -140,6 +198,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, hello_4g4g_text);
     tcase_add_test(tc, hello_3g1g_json);
+    tcase_add_test(tc, hello_legacy_paging);
     tcase_add_test(tc, guest_fault_and_status);
     tcase_add_test(tc, user_range);
     tcase_add_test(tc, bad_options);

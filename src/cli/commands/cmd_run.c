@@ -2,7 +2,8 @@
  *
  *   vmsplit run [--cpu PRESET] [--max-insns N] [--json] [--no-decode-cache]
  *               [--no-shortcuts]
- *               [--layout L [--ram SIZE] [--stubs FILE]] PROGRAM.asm|PROGRAM.o
+ *               [--layout L [--paging MODE] [--ram SIZE] [--stubs FILE]]
+ *               PROGRAM.asm|PROGRAM.o
  *
  * A .asm is assembled with nasm first. The program runs in ring 3 under the
  * minimal ring-0 runtime of src/cpu/runenv.h, or with --layout as task 0 of
@@ -84,7 +85,7 @@ static const char *guest_state_name(GuestProgState s)
 
 static int parse_args(int argc, char **argv, RunArgs *a)
 {
-    g_autofree char *max = NULL, *layout = NULL, *ram = NULL;
+    g_autofree char *max = NULL, *layout = NULL, *ram = NULL, *paging = NULL;
     gboolean json = FALSE, no_dcache = FALSE, no_shortcuts = FALSE;
     char *cpu = NULL, *stubs = NULL;
     GOptionEntry entries[] = {
@@ -94,6 +95,8 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         { "layout", 'l', 0, G_OPTION_ARG_STRING, &layout,
           "Run on the kernel model booted with layout L (3g1g, 2g2g, 1g3g, 4g4g, kpti, "
           "kpti-pcid): system calls go through its entry/exit stubs", "L" },
+        { "paging", 0, 0, G_OPTION_ARG_STRING, &paging, "With --layout: " CLI_PAGING_HELP,
+          "MODE" },
         { "ram", 0, 0, G_OPTION_ARG_STRING, &ram, "With --layout: installed RAM (default 4G)", "SIZE" },
         { "stubs", 0, 0, G_OPTION_ARG_FILENAME, &stubs,
           "With --layout: entry/exit stubs to use instead of the layout's (.asm or .o)", "FILE" },
@@ -113,9 +116,11 @@ static int parse_args(int argc, char **argv, RunArgs *a)
         "Without --layout the program runs under a minimal 3G/1G runtime. With\n"
         "--layout it is task 0 of the kernel model's machine: int 0x80 (and sysenter,\n"
         "for a program defining sysenter_return) runs that layout's entry/exit stubs,\n"
-        "and the report adds the CR3 writes and TLB flushes they made.\n\n"
+        "and the report adds the CR3 writes and TLB flushes they made; --paging\n"
+        "legacy boots it on 32-bit (2-level, non-PAE) page tables.\n\n"
         "Examples:\n  vmsplit run --cpu p4-northwood workloads/guest/pageloop.asm\n"
-        "  vmsplit run --layout 4g4g workloads/guest/hello.asm\n");
+        "  vmsplit run --layout 4g4g workloads/guest/hello.asm\n"
+        "  vmsplit run --layout 4g4g --paging legacy workloads/guest/hello.asm\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
     if (!cli_parse(ctx, &argc, &argv, "run")) {
         g_free(cpu);
@@ -125,19 +130,25 @@ static int parse_args(int argc, char **argv, RunArgs *a)
     *a = (RunArgs){ .cpu = cpu, .stubs = stubs, .max_insns = DEFAULT_MAX_INSNS, .json = json,
                     .no_dcache = no_dcache || no_shortcuts, .no_memo = no_shortcuts,
                     .ram = DEFAULT_RAM };
-    if ((ram || stubs) && !layout) {
-        fprintf(stderr, "vmsplit run: --ram and --stubs need --layout\n");
+    if ((ram || stubs || paging) && !layout) {
+        fprintf(stderr, "vmsplit run: --ram, --paging and --stubs need --layout\n");
         return VMS_EXIT_USAGE;
     }
+    PagingMode mode = PAGING_PAE;
+    if (!cli_opt_paging("run", paging, &mode))
+        return VMS_EXIT_USAGE;
     if (layout) {
         GError *err = NULL;
         if (!(a->layout = layout_lookup(layout, &err)))
             return cli_fail("run", err);
+        a->layout = layout_with_paging(a->layout, mode);
     }
     if (ram && !cli_parse_size(ram, &a->ram)) {
         fprintf(stderr, "vmsplit run: --ram '%s': expected a size such as 4G or 896M\n", ram);
         return VMS_EXIT_USAGE;
     }
+    if (layout && !cli_check_ram_paging("run", a->ram, mode))
+        return VMS_EXIT_USAGE;
     if (max) {
         char *end = NULL;
         guint64 v = g_ascii_strtoull(max, &end, 0);
@@ -221,8 +232,10 @@ static void print_text(const RunReport *r)
     FILE *o = stdout;
     fprintf(o, "program         %s\n", r->args->program);
     if (r->args->layout)
-        fprintf(o, "layout          %s (%s)%s\n", r->args->layout->name, r->args->layout->summary,
-                r->args->layout->what_if ? " [what-if: not possible on i686]" : "");
+        fprintf(o, "layout          %s (%s)%s\npaging          %s\n", r->args->layout->name,
+                r->args->layout->summary,
+                r->args->layout->what_if ? " [what-if: not possible on i686]" : "",
+                r->args->layout->paging->name);
     if (r->preset)
         fprintf(o, "cpu             %s (%.0f MHz)\n", r->preset->name, mhz);
     else
@@ -323,6 +336,8 @@ static void print_json(const RunReport *r)
     if (r->args->layout) {
         json_builder_set_member_name(b, "layout");
         json_builder_add_string_value(b, r->args->layout->name);
+        json_builder_set_member_name(b, "paging");
+        json_builder_add_string_value(b, r->args->layout->paging->name);
     }
     json_builder_set_member_name(b, "cpu");
     json_builder_add_string_value(b, r->preset ? r->preset->name : "built-in defaults");
