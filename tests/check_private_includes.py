@@ -19,8 +19,9 @@ bench/ and exits 1, naming file and line, for every include that breaks
 the rule; 0 when there is none.
 
 Second rule, over src/ only: modules sit in layers (LAYERS below, lowest
-first) and a file includes only from its own layer or the ones below. The
-lowest layer holds the machine's parts and its description, which read one
+first) and a file includes only from its own layer or the ones below.
+Lowest of all is src/textfile, the check every text reader shares, which
+uses nothing of vmsplit's. The layer above it holds the machine's parts and its description, which read one
 another's types: the TLB (src/tlb), the MMU and caches (src/mmu) and the
 preset (src/preset: the machine description, holding the TLB's and the
 caches' geometry types from tlb/tlb_geom.h and mmu/cache_geom.h). The core
@@ -42,6 +43,7 @@ CONSUMER = re.compile(r'[Cc]onsumer outside src/(\w+):\s*(src/[\w./-]+\w)')
 
 # Lowest first; modules in one tuple may include from one another.
 LAYERS = (
+    ('textfile',),
     ('tlb', 'mmu', 'preset'),
     ('cpu',),
     ('kernel_model',),

@@ -1,6 +1,7 @@
 /* Published measurements: see measurements.h and the top of
  * validation/measurements.ini. */
 #include "calib/measurements.h"
+#include "textfile/textfile.h"
 
 #include "config.h"
 
@@ -256,10 +257,16 @@ MeasurementSet *meas_load(const char *path, GError **err)
         path = def;
     }
     char *text = NULL;
+    gsize len = 0;
     GError *e = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &e)) {
+    if (!g_file_get_contents(path, &text, &len, &e)) {
         g_set_error(err, CALIB_ERROR, CALIB_ERROR_PARSE, "%s", e->message);
         g_error_free(e);
+        g_free(def);
+        return NULL;
+    }
+    if (!textfile_check(text, len, path, CALIB_ERROR, CALIB_ERROR_PARSE, err)) {
+        g_free(text);
         g_free(def);
         return NULL;
     }

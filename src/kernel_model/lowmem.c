@@ -1,6 +1,7 @@
 /* The lowmem model; see lowmem.h for the picture and docs/lowmem.md for the
  * derivations. Every constant carries its source or says "estimate". */
 #include "kernel_model/lowmem.h"
+#include "textfile/textfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -280,9 +281,13 @@ bool lowmem_map_parse(LowmemMap *m, const char *text, const char *name, GError *
 bool lowmem_map_load(LowmemMap *m, const char *path, GError **err)
 {
     gchar *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, err))
+    gsize len = 0;
+    if (!g_file_get_contents(path, &text, &len, err))
         return false;
-    bool ok = lowmem_map_parse(m, text, path, err);
+    /* The parser reads a C string: a NUL byte would end the map there and
+     * silently drop every range after it (textfile.h). */
+    bool ok = textfile_check(text, len, path, LOWMEM_ERROR, LOWMEM_ERROR_PARSE, err) &&
+              lowmem_map_parse(m, text, path, err);
     g_free(text);
     return ok;
 }

@@ -1,5 +1,6 @@
 /* Syscall profile table: see profiles.h and syscalls.ini. */
 #include "kernel_model/profiles.h"
+#include "textfile/textfile.h"
 
 #include "config.h"
 
@@ -154,8 +155,16 @@ ProfileTable *profiles_load(const char *path, GError **err)
     GKeyFile *kf = g_key_file_new();
     ProfileTable *t = NULL;
     GError *e = NULL;
-    if (!g_key_file_load_from_file(kf, file, G_KEY_FILE_NONE, &e)) {
-        g_set_error(err, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE, "%s: %s", file, e->message);
+    char *text = NULL;
+    gsize len = 0;
+    bool read = g_file_get_contents(file, &text, &len, &e) &&
+                textfile_check(text, len, file, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE, &e);
+    if (read && !g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &e))
+        g_prefix_error(&e, "%s: ", file);
+    g_free(text);
+    if (e) {
+        /* GLib's read errors name the file; the others are prefixed with it */
+        g_set_error(err, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE, "%s", e->message);
         g_error_free(e);
         goto out;
     }

@@ -1,6 +1,7 @@
 /* Page faults of replayed programs: the plan made before a first touch,
  * the body the stub calls, and its profiles (see usermm.h). */
 #include "kernel_model/usermm_priv.h"
+#include "textfile/textfile.h"
 
 #include "config.h"
 
@@ -92,9 +93,18 @@ bool usermm_profiles_load(const char *path, UserFaultProfile prof[UFAULT_KINDS],
     char *file = path ? g_strdup(path) : default_profiles();
     GKeyFile *kf = g_key_file_new();
     GError *e = NULL;
-    bool ok = g_key_file_load_from_file(kf, file, G_KEY_FILE_NONE, &e);
+    char *text = NULL;
+    gsize len = 0;
+    bool ok = g_file_get_contents(file, &text, &len, &e) &&
+              textfile_check(text, len, file, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, &e);
+    if (ok && !g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &e)) {
+        g_prefix_error(&e, "%s: ", file);
+        ok = false;
+    }
+    g_free(text);
     if (!ok) {
-        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", file, e->message);
+        /* GLib's read errors name the file; the others are prefixed with it */
+        g_set_error(err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", e->message);
         g_error_free(e);
     }
     /* A misspelt group would leave its kind's profile unread: refused. */

@@ -19,6 +19,7 @@
  * "prior N"); preset_range.c reads them (presets/README.md, "Ranges"). */
 #include "preset/preset.h"
 #include "preset/preset_priv.h"
+#include "textfile/textfile.h"
 
 #include "config.h"
 #include "mmu/cache.h"
@@ -615,10 +616,16 @@ Preset *preset_load(const char *name_or_path, GError **err)
     if (!path)
         return NULL;
     char *text = NULL;
+    gsize len = 0;
     GError *e = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &e)) {
+    if (!g_file_get_contents(path, &text, &len, &e)) {
         g_set_error(err, PRESET_ERROR, PRESET_ERROR_NOT_FOUND, "%s", e->message);
         g_error_free(e);
+        g_free(path);
+        return NULL;
+    }
+    if (!textfile_check(text, len, path, PRESET_ERROR, PRESET_ERROR_PARSE, err)) {
+        g_free(text);
         g_free(path);
         return NULL;
     }
