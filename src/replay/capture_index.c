@@ -114,6 +114,17 @@ bool capture_image_index(Image *im, GError **err)
         }
         switch ((CaptureRecKind)rec.kind) {
         case CAP_REC_PROC:
+            /* One image per stream (vmcap_stream.h): a second process
+             * record is damage, not a new image (found fuzzing: its
+             * strings replaced the first's, which leaked). */
+            if (im->exe) {
+                g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                            "%s: byte %" G_GUINT64_FORMAT ": a second process record (a "
+                            "stream holds one process image, its record first)",
+                            im->path, capture_stream_offset(s));
+                ok = false;
+                break;
+            }
             im->pid = rec.u.proc.pid;
             im->ppid = rec.u.proc.ppid;
             im->t_start = rec.u.proc.t_ns;

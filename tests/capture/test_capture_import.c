@@ -353,6 +353,26 @@ START_TEST(test_cut_inside_record)
 }
 END_TEST
 
+/* A stream holds one process image, its PROC record first
+ * (vmcap_stream.h); a second PROC record is damage (fuzzing found that
+ * its strings replaced the first's). */
+START_TEST(test_second_proc_record)
+{
+    char *dir = test_tmpdir_new();
+    W *w = small_process();
+    W *again = w_new(1000, 1, 7050000, "/bin/other");
+    g_byte_array_append(w->b, again->b->data + VMCAP_MAGIC_LEN, again->b->len - VMCAP_MAGIC_LEN);
+    w_end(w, 7100000);
+    w_save(w, dir, "vmcap.1000.0");
+    CaptureImportOptions o;
+    capture_import_options_init(&o);
+    expect_error(dir, &o, "vmcap.1000.0", "a second process record");
+    g_byte_array_free(again->b, TRUE);
+    g_free(again);
+    test_tmpdir_free(dir);
+}
+END_TEST
+
 START_TEST(test_no_end_record)
 {
     char *dir = test_tmpdir_new();
@@ -454,6 +474,7 @@ int main(void)
     tcase_add_test(tc, test_window);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_cut_inside_record);
+    tcase_add_test(tc, test_second_proc_record);
     tcase_add_test(tc, test_no_end_record);
     tcase_add_test(tc, test_counts_disagree);
     tcase_add_test(tc, test_crashed);
