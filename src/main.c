@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,21 @@ static void usage(FILE *out)
     fprintf(out, "\n'vmsplit COMMAND --help' or 'vmsplit help COMMAND' shows a command's options.\n");
 }
 
+/* A command's results go to standard output: if they could not all be
+ * written there (a full disk under `> out.txt`), the run did not produce
+ * them, and must not end in status 0 (coreutils' close_stdout does the
+ * same). The status is 2, as for an output file that cannot be written. */
+static int finish(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "vmsplit: writing the results to standard output failed%s%s\n",
+                errno ? ": " : "", errno ? g_strerror(errno) : "");
+        return rc ? rc : 2;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -57,7 +73,7 @@ int main(int argc, char **argv)
                 char *prg = g_strconcat("vmsplit ", c->name, NULL);
                 g_set_prgname(prg);
                 g_free(prg);
-                return c->run(2, args);
+                return finish(c->run(2, args));
             }
         fprintf(stderr, "vmsplit help: unknown command '%s'\n\n", argv[2]);
         usage(stderr);
@@ -65,11 +81,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return finish(0);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("vmsplit %s\n", VMSPLIT_VERSION);
-        return 0;
+        return finish(0);
     }
     for (const VmsCommand *c = vms_commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
@@ -77,7 +93,7 @@ int main(int argc, char **argv)
             char *prg = g_strconcat("vmsplit ", c->name, NULL);
             g_set_prgname(prg);
             g_free(prg);
-            return c->run(argc - 1, argv + 1);
+            return finish(c->run(argc - 1, argv + 1));
         }
     fprintf(stderr, "vmsplit: unknown command '%s'\n\n", argv[1]);
     usage(stderr);

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *vmsplit;
 
@@ -326,6 +329,55 @@ START_TEST(bad_inputs_are_exit_2)
 }
 END_TEST
 
+/* Results that cannot be written to standard output (a full disk, here
+ * /dev/full: every write fails with ENOSPC) end in status 2 with a message,
+ * never in status 0 with the results lost. Output to a file (-o) had that
+ * check already; stdout had none. */
+START_TEST(stdout_write_failure_is_exit_2)
+{
+    static const char *const cases[][6] = {
+        {"meminfo", "--layout", "3g1g", "--ram", "1G", NULL},
+        {"meminfo", "--layout", "3g1g", "--ram", "1G", "--json"},
+        {"presets", NULL},
+        {"--version", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GPtrArray *a = g_ptr_array_new();
+        g_ptr_array_add(a, (char *)vmsplit);
+        for (const char *const *w = cases[i]; *w && w < cases[i] + 6; w++)
+            g_ptr_array_add(a, (char *)*w);
+        g_ptr_array_add(a, NULL);
+        /* stdout: /dev/full; stderr: a pipe we read */
+        int full = open("/dev/full", O_WRONLY);
+        ck_assert_int_ge(full, 0);
+        int errp[2];
+        ck_assert_int_eq(pipe(errp), 0);
+        GPid pid;
+        GError *e = NULL;
+        ck_assert_msg(g_spawn_async_with_fds(NULL, (char **)a->pdata, NULL,
+                                             G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, -1,
+                                             full, errp[1], &e), "%s", e ? e->message : "");
+        close(full);
+        close(errp[1]);
+        GString *err = g_string_new(NULL);
+        char buf[512];
+        ssize_t n;
+        while ((n = read(errp[0], buf, sizeof buf)) > 0)
+            g_string_append_len(err, buf, n);
+        close(errp[0]);
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        g_spawn_close_pid(pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2,
+                      "vmsplit %s: status %d, stderr '%s'", cases[i][0], status, err->str);
+        ck_assert_msg(strstr(err->str, "standard output"), "vmsplit %s: stderr '%s'",
+                      cases[i][0], err->str);
+        g_string_free(err, TRUE);
+        g_ptr_array_free(a, TRUE);
+    }
+}
+END_TEST
+
 /* Every command that prints JSON prints one object that parses and names
  * its schema, "vmsplit.CMD/N". */
 START_TEST(json_has_schema)
@@ -485,6 +537,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, one_vocabulary);
     tcase_add_test(tc, man_page_complete);
     tcase_add_test(tc, bad_inputs_are_exit_2);
+    tcase_add_test(tc, stdout_write_failure_is_exit_2);
     tcase_add_test(tc, json_has_schema);
     tcase_add_test(tc, csv_one_header_units);
     suite_add_tcase(s, tc);
