@@ -448,6 +448,23 @@ static bool on_syscall(Conv *c, Proc *p, uint32_t tid, bool *yield, GError **err
     return after_syscall(c, p, s, err);
 }
 
+/* A thread id a record of p's stream names: the pid itself or a thread
+ * one of its clone calls made (and that has not exited). Any other is
+ * damage: its events would be written as another process's, into the
+ * middle of that one's (found fuzzing: a stream whose PROC pid differed
+ * from its threads' ids). */
+static bool own_thread(Proc *p, uint32_t tid, GError **err)
+{
+    if (g_hash_table_contains(p->threads, GUINT_TO_POINTER(tid)))
+        return true;
+    g_set_error(err, TRACE_ERROR, TRACE_ERROR_PARSE,
+                "%s: byte %" G_GUINT64_FORMAT ": thread %" PRIu32 " is not one of pid %" PRIu32
+                "'s (a stream holds the records of its process's own threads: the pid and "
+                "those its clone calls made)",
+                capture_stream_name(p->rd), capture_stream_offset(p->rd), tid, p->pid);
+    return false;
+}
+
 /* The end of an image's stream: the end record, or an exec. */
 static bool on_image_end(Conv *c, Proc *p, bool has_end, bool *stop, GError **err)
 {
@@ -467,6 +484,7 @@ static bool on_image_end(Conv *c, Proc *p, bool has_end, bool *stop, GError **er
         bool known;
         capture_syscall_event(&done, s->tid, c->o->block_us * 1000, &ev, &known);
         emit(c, &ev);
+        c->st->syscalls++; /* counted as every sys event written (found fuzzing) */
         trace_event_init(&ev, TRACE_EV_EXEC, s->tid);
         ev.u.exec.path = g_intern_string(p->execpath ? p->execpath : "?");
         emit(c, &ev);
@@ -524,6 +542,8 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
                 return false;
             break;
         case CAP_REC_THREAD:
+            if (!own_thread(p, rec.u.thread.tid, err))
+                return false;
             p->tid = rec.u.thread.tid;
             break;
         case CAP_REC_MAP: {
@@ -565,7 +585,8 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
         case CAP_REC_SYS_PRE: {
             bool yield = false;
             uint64_t now = rec.u.pre.t_ns;
-            if (!on_syscall(c, p, rec.u.pre.tid, &yield, err))
+            if (!own_thread(p, rec.u.pre.tid, err) ||
+                !on_syscall(c, p, rec.u.pre.tid, &yield, err))
                 return false;
             if (c->o->window_lines && c->st->refs_merged >= c->o->window_lines) {
                 c->stop = true;
@@ -581,6 +602,8 @@ static bool run_proc(Conv *c, Proc *p, GError **err)
             break;
         }
         case CAP_REC_SIGNAL: {
+            if (!own_thread(p, rec.u.signal.tid, err))
+                return false;
             blk_flush(c);
             TraceEvent ev;
             trace_event_init(&ev, TRACE_EV_SIGNAL, rec.u.signal.tid);

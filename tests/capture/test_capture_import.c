@@ -373,6 +373,64 @@ START_TEST(test_second_proc_record)
 }
 END_TEST
 
+/* A stream holds the records of its process's own threads: the pid and
+ * those its clone calls made. A THREAD record for another id (here 77)
+ * would have its work written as another process's (fuzzing found a
+ * stream whose PROC pid differed from its threads' ids, its events then
+ * interleaved with a real pid's). */
+START_TEST(test_foreign_thread)
+{
+    char *dir = test_tmpdir_new();
+    W *w = w_new(1000, 1, 5000000, "/bin/small");
+    w_map(w, 0x400000, 0x1000, VMCAP_PROT_R | VMCAP_PROT_X, 0);
+    w_thread(w, 1000);
+    w_insn(w, 0x400010, 5);
+    w_thread(w, 77);
+    w_insn(w, 0x400020, 1);
+    w_pre(w, 1000, 231, 7000000, NULL);
+    w_end(w, 7100000);
+    w_save(w, dir, "vmcap.1000.0");
+    CaptureImportOptions o;
+    capture_import_options_init(&o);
+    expect_error(dir, &o, "vmcap.1000.0", "thread 77 is not one of pid 1000's");
+    test_tmpdir_free(dir);
+}
+END_TEST
+
+/* An exec Valgrind did not follow (the image's stream ends in execve and
+ * the pid has no next stream): the execve is written as a sys event, and
+ * counted with the others (it was not: the statistics said one syscall
+ * fewer than the trace held). Hand-counted: getppid, then execve. */
+START_TEST(test_unfollowed_exec_counted)
+{
+    char *dir = test_tmpdir_new();
+    W *w = w_new(1000, 1, 5000000, "/bin/small");
+    w_map(w, 0x400000, 0x1000, VMCAP_PROT_R | VMCAP_PROT_X, 0);
+    w_thread(w, 1000);
+    w_insn(w, 0x400010, 5);
+    w_pre(w, 1000, 110, 6000000, NULL); /* getppid */
+    w_post(w, 1000, 110, 6002500, 1);
+    w_insn(w, 0x400020, 2);
+    w_pre(w, 1000, 59, 6100000, NULL);  /* execve, no end record: the image ends */
+    w_save(w, dir, "vmcap.1000.0");
+    CaptureImportOptions o;
+    capture_import_options_init(&o);
+    CaptureImportStats st;
+    GError *err = NULL;
+    char *text = convert(dir, &o, &st, &err);
+    ck_assert_msg(text, "%s", err ? err->message : "?");
+    unsigned sys = 0;
+    for (const char *p = text; (p = strstr(p, " sys ")); p++)
+        sys++;
+    ck_assert_uint_eq(sys, 3);          /* the image's own exec at its start, getppid, execve */
+    ck_assert_uint_eq(st.syscalls, sys);
+    ck_assert_ptr_nonnull(strstr(st.notes->str, "Valgrind did not follow"));
+    capture_import_stats_clear(&st);
+    g_free(text);
+    test_tmpdir_free(dir);
+}
+END_TEST
+
 START_TEST(test_no_end_record)
 {
     char *dir = test_tmpdir_new();
@@ -475,6 +533,8 @@ int main(void)
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_cut_inside_record);
     tcase_add_test(tc, test_second_proc_record);
+    tcase_add_test(tc, test_foreign_thread);
+    tcase_add_test(tc, test_unfollowed_exec_counted);
     tcase_add_test(tc, test_no_end_record);
     tcase_add_test(tc, test_counts_disagree);
     tcase_add_test(tc, test_crashed);
