@@ -49,26 +49,11 @@ static void permutation(GRand *rng, unsigned b, unsigned *perm)
     }
 }
 
-/* An alternative as the unsigned the key holds; false for text keys. */
-static bool alt_value(const char *a, unsigned *out)
-{
-    if (!strcmp(a, "true") || !strcmp(a, "false")) {
-        *out = !strcmp(a, "true");
-        return true;
-    }
-    char *end = NULL;
-    guint64 v = g_ascii_strtoull(a, &end, 10);
-    if (!*a || *end || v > G_MAXUINT)
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
 /* Whether range r is sampled (numbers and switches; text keys are held). */
 static bool sampled(const PresetRange *r)
 {
     unsigned v;
-    return r->kind == PRESET_RANGE_SPAN || alt_value(r->alternatives[0], &v);
+    return r->kind == PRESET_RANGE_SPAN || preset_alternative_value(r->alternatives[0], &v);
 }
 
 static bool has_fit_rows(const Preset *p, const MeasurementSet *set)
@@ -192,7 +177,8 @@ bool unc_sample(const Preset *p, const MeasurementSet *set, unsigned seed, unsig
             v = MIN(v, r->hi);
         } else {
             unsigned n = g_strv_length(r->alternatives);
-            alt_value(r->alternatives[MIN(n - 1, (unsigned)floor(u[d] * n))], &v);
+            preset_alternative_value(r->alternatives[MIN(n - 1, (unsigned)floor(u[d] * n))],
+                                     &v);
         }
         d++;
         preset_set_uint(q, r->id, v);
@@ -288,7 +274,7 @@ static void ends(const PresetRange *r, unsigned *lo, unsigned *hi)
     *hi = 0;
     for (char **a = r->alternatives; *a; a++) {
         unsigned v = 0;
-        alt_value(*a, &v);
+        preset_alternative_value(*a, &v);
         *lo = MIN(*lo, v);
         *hi = MAX(*hi, v);
     }

@@ -115,6 +115,10 @@ void preset_free(Preset *p);
 /* A deep copy (calibration and sampling change a copy). */
 Preset *preset_copy(const Preset *p);
 
+/* An alternative of a range as the unsigned its key holds ("true" 1,
+ * "false" 0, a decimal number); false for a text key's alternatives. */
+bool preset_alternative_value(const char *a, unsigned *out);
+
 /* The range declared for a key ("cost.mov_cr3"); NULL if none. */
 const PresetRange *preset_range_find(const Preset *p, const char *id);
 

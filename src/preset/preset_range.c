@@ -191,6 +191,20 @@ Preset *preset_copy(const Preset *p)
     return c;
 }
 
+bool preset_alternative_value(const char *a, unsigned *out)
+{
+    if (!strcmp(a, "true") || !strcmp(a, "false")) {
+        *out = !strcmp(a, "true");
+        return true;
+    }
+    char *end = NULL;
+    guint64 v = g_ascii_strtoull(a, &end, 10);
+    if (!*a || *end || v > G_MAXUINT)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
 const PresetRange *preset_range_find(const Preset *p, const char *id)
 {
     for (unsigned i = 0; i < p->nranges; i++)

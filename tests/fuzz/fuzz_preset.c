@@ -14,21 +14,6 @@
 
 #include "preset/preset.h"
 
-/* A numeric alternative as the sampler reads it ("true"/"false", or a
- * decimal number within 32 bits); false for text alternatives (held). */
-static bool alt_number(const char *a, unsigned *out)
-{
-    guint64 v;
-    if (!strcmp(a, "true") || !strcmp(a, "false")) {
-        *out = !strcmp(a, "true");
-        return true;
-    }
-    if (!g_ascii_string_to_unsigned(a, 10, 0, G_MAXUINT, &v, NULL))
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
 static void check_ranges(const Preset *p, size_t pick)
 {
     for (unsigned i = 0; i < p->nranges; i++) {
@@ -52,7 +37,7 @@ static void check_ranges(const Preset *p, size_t pick)
         want = (pick / p->nranges) % 2 ? r->hi : r->lo;
     } else {
         guint n = g_strv_length(r->alternatives);
-        if (!alt_number(r->alternatives[(pick / p->nranges) % n], &want))
+        if (!preset_alternative_value(r->alternatives[(pick / p->nranges) % n], &want))
             return;
     }
     Preset *q = preset_copy(p);

@@ -480,13 +480,9 @@ START_TEST(range_ends_make_valid_presets)
                 vals[n++] = r->lo;
                 vals[n++] = r->hi;
             } else {
-                for (char **a = r->alternatives; *a && n < G_N_ELEMENTS(vals); a++) {
-                    guint64 v;
-                    if (!strcmp(*a, "true") || !strcmp(*a, "false"))
-                        vals[n++] = !strcmp(*a, "true");
-                    else if (g_ascii_string_to_unsigned(*a, 10, 0, G_MAXUINT, &v, NULL))
-                        vals[n++] = (unsigned)v;
-                }
+                for (char **a = r->alternatives; *a && n < G_N_ELEMENTS(vals); a++)
+                    if (preset_alternative_value(*a, &vals[n]))
+                        n++;
             }
             for (unsigned j = 0; j < n; j++) {
                 Preset *c = preset_copy(p);
